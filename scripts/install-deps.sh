@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages needed to build Stave and run its
+# tooling. Idempotent: does nothing (not even `apt-get update`) when every
+# package is already installed.
+set -euo pipefail
+
+PACKAGES=(
+    clang
+    libclang-dev
+    protobuf-compiler
+    jq
+    build-essential
+    pkg-config
+    curl
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    # `dpkg -s` succeeds for removed-but-not-purged packages too, so check the status line.
+    if ! dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed$'; then
+        missing+=("$pkg")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install-deps: all packages present (${PACKAGES[*]})" >&2
+    exit 0
+fi
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo)
+    else
+        echo "install-deps: missing packages (${missing[*]}), not root and sudo is not available" >&2
+        exit 1
+    fi
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,162 @@
+//! The consensus actor: one dedicated thread owns the mutable [`App`] and
+//! serves consensus requests in order. RocksDB work stays off the async
+//! runtime. A node fault (never a bad tx) stops the process, so that
+//! CometBFT replays the block after the restart instead of the node going on
+//! with a state it cannot trust.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use tendermint::abci::response;
+use tendermint::v0_38::abci::{ConsensusRequest, ConsensusResponse};
+use tokio::sync::{mpsc, oneshot};
+use tower::Service;
+use tower_abci::BoxError;
+
+use super::convert;
+use crate::app::{App, AppError};
+use crate::metrics::metrics;
+
+type Job = (ConsensusRequest, oneshot::Sender<ConsensusResponse>);
+
+/// A cloneable handle to the consensus actor.
+#[derive(Clone)]
+pub struct Consensus {
+    tx: mpsc::Sender<Job>,
+}
+
+impl Consensus {
+    /// Starts the actor thread over `app`.
+    pub fn spawn(app: App) -> Self {
+        Self::spawn_with_handle(app).0
+    }
+
+    /// Starts the actor thread; the handle joins once every `Consensus`
+    /// clone is dropped (and the app with its store is closed).
+    pub fn spawn_with_handle(app: App) -> (Self, std::thread::JoinHandle<()>) {
+        let (tx, rx) = mpsc::channel::<Job>(16);
+        let handle = std::thread::Builder::new()
+            .name("stave-consensus".into())
+            .spawn(move || run(app, rx))
+            .expect("spawning the consensus thread at start-up");
+        (Consensus { tx }, handle)
+    }
+}
+
+fn run(mut app: App, mut rx: mpsc::Receiver<Job>) {
+    while let Some((req, reply)) = rx.blocking_recv() {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(&mut app, req)));
+        match outcome {
+            Ok(Ok(resp)) => {
+                let _ = reply.send(resp);
+            }
+            Ok(Err(e)) => fatal(&format!("{e}")),
+            Err(_) => fatal("panic in the consensus path"),
+        }
+    }
+}
+
+fn fatal(msg: &str) -> ! {
+    tracing::error!(error = msg, "node fault in the consensus path; stopping so CometBFT replays after restart");
+    eprintln!("stave: fatal: {msg}");
+    std::process::exit(70)
+}
+
+fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, AppError> {
+    Ok(match req {
+        ConsensusRequest::InitChain(r) => {
+            let time = r.time.unix_timestamp_nanos() as i64;
+            let hash = app.init_chain(&r.chain_id, time, &r.app_state_bytes)?;
+            tracing::info!(chain_id = %r.chain_id, app_hash = %hex::encode(hash), "genesis committed");
+            ConsensusResponse::InitChain(response::InitChain {
+                consensus_params: None,
+                validators: vec![],
+                app_hash: app_hash(&hash),
+            })
+        }
+        ConsensusRequest::PrepareProposal(r) => {
+            let time = r.time.unix_timestamp_nanos() as i64;
+            let txs = app.prepare_proposal(r.height.value(), time, &r.txs, r.max_tx_bytes)?;
+            ConsensusResponse::PrepareProposal(response::PrepareProposal { txs })
+        }
+        ConsensusRequest::ProcessProposal(r) => {
+            let ok = app.process_proposal(&r.txs)?;
+            if !ok {
+                tracing::warn!(height = r.height.value(), "rejecting proposal with an undecodable or unauthenticated tx");
+            }
+            ConsensusResponse::ProcessProposal(if ok {
+                response::ProcessProposal::Accept
+            } else {
+                response::ProcessProposal::Reject
+            })
+        }
+        ConsensusRequest::ExtendVote(_) => ConsensusResponse::ExtendVote(response::ExtendVote {
+            vote_extension: Default::default(),
+        }),
+        ConsensusRequest::VerifyVoteExtension(_) => {
+            ConsensusResponse::VerifyVoteExtension(response::VerifyVoteExtension::Accept)
+        }
+        ConsensusRequest::FinalizeBlock(r) => finalize(app, r)?,
+        ConsensusRequest::Commit => {
+            let start = Instant::now();
+            let c = app.commit()?;
+            metrics().commit_seconds.observe(start.elapsed().as_secs_f64());
+            metrics().height.set(c.height as i64);
+            ConsensusResponse::Commit(response::Commit {
+                data: Default::default(),
+                retain_height: c.retain_height.try_into().unwrap_or_default(),
+            })
+        }
+    })
+}
+
+fn finalize(
+    app: &mut App,
+    r: tendermint::v0_38::abci::request::FinalizeBlock,
+) -> Result<ConsensusResponse, AppError> {
+    let start = Instant::now();
+    let time = r.time.unix_timestamp_nanos() as i64;
+    let out = app.finalize_block(r.height.value(), time, &r.txs)?;
+    metrics().finalize_seconds.observe(start.elapsed().as_secs_f64());
+    for t in &out.txs {
+        metrics().txs_applied.with_label_values(&[t.code.name()]).inc();
+    }
+    tracing::debug!(height = out.height, txs = out.txs.len(), app_hash = %hex::encode(out.app_hash), "finalized");
+    Ok(ConsensusResponse::FinalizeBlock(response::FinalizeBlock {
+        events: vec![],
+        tx_results: out.txs.iter().map(convert::exec_result).collect(),
+        validator_updates: vec![],
+        consensus_param_updates: None,
+        app_hash: app_hash(&out.app_hash),
+    }))
+}
+
+fn app_hash(h: &[u8; 32]) -> tendermint::AppHash {
+    tendermint::AppHash::try_from(h.to_vec()).unwrap_or_default()
+}
+
+impl Service<ConsensusRequest> for Consensus {
+    type Response = ConsensusResponse;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<ConsensusResponse, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: ConsensusRequest) -> Self::Future {
+        let tx = self.tx.clone();
+        Box::pin(async move {
+            let (reply, rx) = oneshot::channel();
+            if tx.send((req, reply)).await.is_err() {
+                fatal("consensus actor is gone");
+            }
+            match rx.await {
+                Ok(resp) => Ok(resp),
+                Err(_) => fatal("consensus actor dropped a request"),
+            }
+        })
+    }
+}

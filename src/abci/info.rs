@@ -1,0 +1,61 @@
+//! The info connection: Info (for the handshake), Query and Echo, served from
+//! committed state, never from the consensus actor's pending block.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tendermint::abci::response;
+use tendermint::v0_38::abci::{InfoRequest, InfoResponse};
+use tower::Service;
+use tower_abci::BoxError;
+
+use super::query::query;
+use crate::app::APP_VERSION;
+use crate::store::ChainStore;
+
+#[derive(Clone)]
+pub struct InfoService {
+    pub store: ChainStore,
+}
+
+fn info(store: &ChainStore) -> response::Info {
+    // A store that cannot be read is reported as empty; CometBFT then stops
+    // at the handshake with a clear app-hash mismatch rather than replaying.
+    let ci = store.commit_info().unwrap_or_default();
+    response::Info {
+        data: "stave".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        app_version: APP_VERSION,
+        last_block_height: ci.height.unwrap_or(0).try_into().unwrap_or_default(),
+        last_block_app_hash: tendermint::AppHash::try_from(ci.app_hash).unwrap_or_default(),
+    }
+}
+
+impl Service<InfoRequest> for InfoService {
+    type Response = InfoResponse;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<InfoResponse, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: InfoRequest) -> Self::Future {
+        let store = self.store.clone();
+        Box::pin(async move {
+            let resp = tokio::task::spawn_blocking(move || match req {
+                InfoRequest::Info(_) => InfoResponse::Info(info(&store)),
+                InfoRequest::Query(q) => InfoResponse::Query(query(&store, &q)),
+                InfoRequest::Echo(e) => InfoResponse::Echo(response::Echo { message: e.message }),
+            })
+            .await
+            .unwrap_or_else(|_| InfoResponse::Query(response::Query {
+                code: crate::tx::Code::NotReady.value().into(),
+                log: "query task failed".into(),
+                ..Default::default()
+            }));
+            Ok(resp)
+        })
+    }
+}

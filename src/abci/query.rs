@@ -1,0 +1,80 @@
+//! ABCI Query paths. Point reads at any retained height, with ICS23 proofs
+//! (`prove = true`) against that height's app hash.
+//!
+//! | path | data | value |
+//! | --- | --- | --- |
+//! | `/store` | raw state key | raw stored bytes |
+//! | `/accounts/{pubkey hex}` | — | `stave.accounts.v1.Account` |
+//! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` |
+
+use prost::Message;
+use tendermint::abci::{request, response};
+use tendermint::merkle::proof::{ProofOp, ProofOps};
+
+use crate::keyspaces::{accounts::account_key, kv::kv_key};
+use crate::store::{ChainStore, StoreError};
+use crate::tx::{Code, CODESPACE};
+
+/// The proof op type of JMT ICS23 proofs.
+pub const PROOF_TYPE: &str = "ics23:jmt";
+
+fn hex32(s: &str) -> Result<[u8; 32], String> {
+    let v = hex::decode(s).map_err(|e| format!("{s:?}: {e}"))?;
+    v.as_slice()
+        .try_into()
+        .map_err(|_| format!("{s:?}: not 32 bytes"))
+}
+
+/// Resolves a query path (and data) to a state key.
+pub fn state_key(path: &str, data: &[u8]) -> Result<Vec<u8>, String> {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["store"] => Ok(data.to_vec()),
+        ["accounts", pk] => Ok(account_key(&hex32(pk)?)),
+        ["kv", signer, key] => {
+            let key = hex::decode(key).map_err(|e| format!("key {key:?}: {e}"))?;
+            Ok(kv_key(&hex32(signer)?, &key))
+        }
+        _ => Err(format!("unknown query path {path:?}")),
+    }
+}
+
+fn fail(code: Code, log: String) -> response::Query {
+    response::Query {
+        code: code.value().into(),
+        log,
+        codespace: CODESPACE.into(),
+        ..Default::default()
+    }
+}
+
+/// Answers one ABCI query. Never fails: errors are codes.
+pub fn query(store: &ChainStore, q: &request::Query) -> response::Query {
+    let key = match state_key(&q.path, &q.data) {
+        Ok(k) => k,
+        Err(e) => return fail(Code::InvalidArgument, e),
+    };
+    let height = match q.height.value() {
+        0 => None,
+        h => Some(h),
+    };
+    match store.get_at(&key, height, q.prove) {
+        Ok(pv) => response::Query {
+            code: Code::Ok.value().into(),
+            log: if pv.value.is_some() { "exists" } else { "absent" }.into(),
+            key: key.into(),
+            value: pv.value.unwrap_or_default().into(),
+            proof: pv.proof.map(|p| ProofOps {
+                ops: vec![ProofOp {
+                    field_type: PROOF_TYPE.into(),
+                    key: Vec::new(),
+                    data: p.encode_to_vec(),
+                }],
+            }),
+            height: pv.height.try_into().unwrap_or_default(),
+            ..Default::default()
+        },
+        Err(e @ StoreError::HeightUnavailable { .. }) => fail(Code::NotFound, e.to_string()),
+        Err(e) => fail(Code::NotReady, e.to_string()),
+    }
+}

@@ -1,0 +1,93 @@
+//! Genesis `app_state`: params, accounts and validators, written as JMT
+//! version 0.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::keyspaces::accounts::{Account, AccountsWrite};
+use crate::keyspaces::params::{Params, ParamsWrite};
+use crate::keyspaces::validators::{GenesisValidator, ValidatorsWrite};
+use crate::store::{Changes, MemState, Overlay};
+
+/// An account present at genesis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenesisAccount {
+    /// ed25519 public key, hex.
+    pub pubkey: String,
+}
+
+/// The `app_state` of CometBFT's genesis.json.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppState {
+    #[serde(default)]
+    pub params: Params,
+    #[serde(default)]
+    pub accounts: Vec<GenesisAccount>,
+    #[serde(default)]
+    pub validators: Vec<GenesisValidator>,
+}
+
+#[derive(Debug, Error)]
+pub enum GenesisError {
+    #[error("app_state is not valid JSON for Stave: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("invalid params: {0}")]
+    Params(String),
+    #[error("invalid genesis account {pubkey}: {reason}")]
+    Account { pubkey: String, reason: String },
+    #[error("invalid genesis validator: {0}")]
+    Validator(String),
+    #[error("duplicate {what} {key} in genesis")]
+    Duplicate { what: &'static str, key: String },
+}
+
+impl AppState {
+    /// Parses `app_state` bytes; empty bytes mean the defaults.
+    pub fn parse(bytes: &[u8]) -> Result<Self, GenesisError> {
+        let trimmed = std::str::from_utf8(bytes).map(str::trim).unwrap_or("x");
+        if bytes.is_empty() || trimmed == "null" || trimmed.is_empty() {
+            return Ok(AppState::default());
+        }
+        Ok(serde_json::from_slice(bytes)?)
+    }
+
+    /// The state changes genesis writes.
+    pub fn changes(&self, genesis_time_ns: i64) -> Result<Changes, GenesisError> {
+        self.params.validate().map_err(GenesisError::Params)?;
+        let base = MemState::default();
+        let mut state = Overlay::new(&base);
+        state.put_params(&self.params);
+        for a in &self.accounts {
+            let bad = |reason: String| GenesisError::Account {
+                pubkey: a.pubkey.clone(),
+                reason,
+            };
+            let bytes = hex::decode(&a.pubkey).map_err(|e| bad(e.to_string()))?;
+            let (pk, _) = crate::tx::identity_key(&bytes).map_err(|e| bad(e.to_string()))?;
+            if state.changes().state.contains_key(&crate::keyspaces::accounts::account_key(&pk)) {
+                return Err(GenesisError::Duplicate { what: "account", key: a.pubkey.clone() });
+            }
+            state.put_account(
+                &pk,
+                &Account {
+                    nonce: 0,
+                    created_at: genesis_time_ns,
+                    created_height: 0,
+                    stored_bytes: 0,
+                },
+            );
+        }
+        for v in &self.validators {
+            let (operator, record) = v.to_record().map_err(GenesisError::Validator)?;
+            let key = crate::keyspaces::validators::validator_key(&operator);
+            if state.changes().state.contains_key(&key) {
+                return Err(GenesisError::Duplicate { what: "validator", key: v.operator_key.clone() });
+            }
+            state.put_validator(&operator, &record);
+        }
+        Ok(state.into_changes())
+    }
+}
+

@@ -1,0 +1,127 @@
+//! CheckTx against a mempool view: the committed state plus each account's
+//! pending nonce (committed nonce plus the txs this node accepted since), so
+//! one account can have many txs in one block. The view is rebuilt at Commit,
+//! before the recheck that follows it.
+
+use std::collections::HashMap;
+
+use parking_lot::Mutex;
+
+use super::outcome::TxOutcome;
+use super::sigcache::SigCache;
+use crate::keyspaces::accounts::AccountsRead;
+use crate::keyspaces::params::Params;
+use crate::store::ChainStore;
+use crate::tx::{DecodedTx, TxError};
+
+/// New tx, or a recheck after a commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckKind {
+    New,
+    Recheck,
+}
+
+#[derive(Default)]
+struct View {
+    chain_id: String,
+    params: Option<Params>,
+    /// signer → (next pending nonce, txs pending)
+    pending: HashMap<[u8; 32], (u64, u32)>,
+}
+
+/// The node-local mempool view. Its limits are node policy, not consensus.
+pub struct Mempool {
+    store: ChainStore,
+    view: Mutex<View>,
+    sigs: std::sync::Arc<SigCache>,
+    max_pending_per_account: u32,
+}
+
+impl Mempool {
+    pub fn new(
+        store: ChainStore,
+        sigs: std::sync::Arc<SigCache>,
+        max_pending_per_account: u32,
+    ) -> Self {
+        Mempool {
+            store,
+            view: Mutex::new(View::default()),
+            sigs,
+            max_pending_per_account,
+        }
+    }
+
+    /// Sets the chain and params (at start-up and after InitChain).
+    pub fn set_chain(&self, chain_id: String, params: Params) {
+        let mut v = self.view.lock();
+        v.chain_id = chain_id;
+        v.params = Some(params);
+        v.pending.clear();
+    }
+
+    /// Forgets pending nonces; called in Commit before replying.
+    pub fn reset(&self) {
+        self.view.lock().pending.clear();
+    }
+
+    /// Checks a tx and, if it passes, records its nonce as pending.
+    pub fn check(&self, raw: &[u8], kind: CheckKind) -> TxOutcome {
+        match self.precheck(raw, kind) {
+            Ok(tx) => self.admit(&tx),
+            Err(o) => o,
+        }
+    }
+
+    /// The part of CheckTx that needs no ordering: decode, stateless
+    /// checks, chain id and signature. Safe to run in parallel.
+    pub fn precheck(&self, raw: &[u8], kind: CheckKind) -> Result<DecodedTx, TxOutcome> {
+        let (chain_id, params) = {
+            let v = self.view.lock();
+            match &v.params {
+                Some(p) => (v.chain_id.clone(), p.clone()),
+                None => return Err(TxOutcome::err(None, &TxError::NotReady("no genesis yet".into()))),
+            }
+        };
+        let tx = DecodedTx::decode(raw, &params).map_err(|e| TxOutcome::err(None, &e))?;
+        let id = Some(tx.id);
+        tx.check_chain(&chain_id).map_err(|e| TxOutcome::err(id, &e))?;
+        // A recheck sees the exact bytes admitted earlier, whose signature verified then.
+        if kind == CheckKind::New && !self.sigs.contains(&tx.id, &tx.signature) {
+            tx.verify_signature().map_err(|e| TxOutcome::err(id, &e))?;
+            self.sigs.insert(&tx.id, &tx.signature);
+        }
+        Ok(tx)
+    }
+
+    /// The ordered part of CheckTx: the nonce against the pending view. Must
+    /// run in the order CometBFT sent the txs.
+    pub fn admit(&self, tx: &DecodedTx) -> TxOutcome {
+        match self.try_admit(tx) {
+            Ok(()) => TxOutcome::ok(tx.id, Vec::new()),
+            Err(e) => TxOutcome::err(Some(tx.id), &e),
+        }
+    }
+
+    fn try_admit(&self, tx: &DecodedTx) -> Result<(), TxError> {
+        let committed = self.store.committed().next_nonce(&tx.signer)?;
+        let mut v = self.view.lock();
+        let (next, count) = v.pending.get(&tx.signer).copied().unwrap_or((committed, 0));
+        let next = next.max(committed);
+        if tx.nonce != next {
+            return Err(TxError::Nonce {
+                signer: tx.signer_hex(),
+                expected: next,
+                got: tx.nonce,
+            });
+        }
+        if count >= self.max_pending_per_account {
+            return Err(TxError::MempoolPolicy(format!(
+                "{} already has {count} pending txs (node limit {})",
+                tx.signer_hex(),
+                self.max_pending_per_account
+            )));
+        }
+        v.pending.insert(tx.signer, (next + 1, count + 1));
+        Ok(())
+    }
+}

@@ -1,0 +1,265 @@
+//! The per-block flow: genesis, proposals, FinalizeBlock, Commit, Info.
+//!
+//! [`App`] is the domain core. It is driven by one consensus actor (see
+//! `abci::consensus`) and is a function of committed state and its inputs:
+//! block height, block time, and tx bytes. No wall clock, no randomness that
+//! reaches state, no `HashMap` iteration that reaches the app hash.
+
+mod dispatch;
+mod execute;
+mod genesis;
+mod mempool;
+mod notify;
+mod outcome;
+mod proposal;
+mod sigcache;
+
+use std::sync::Arc;
+
+pub use dispatch::dispatch;
+pub use execute::{authenticate, execute_tx, BlockEnv};
+pub use genesis::{AppState, GenesisAccount, GenesisError};
+pub use mempool::{CheckKind, Mempool};
+pub use notify::{CommitNotifier, Committed};
+pub use outcome::{BlockOutcome, TxOutcome};
+pub use sigcache::SigCache;
+
+use thiserror::Error;
+
+use crate::keyspaces::params::{Params, ParamsRead};
+use crate::store::{ChainStore, Overlay, PendingCommit, PruneConfig, StoreError};
+use crate::tx::{verify::verify_all, DecodedTx, TxError};
+
+/// The app version reported in Info.
+pub const APP_VERSION: u64 = 1;
+
+/// A fault of the node itself. Never the result of a tx; the ABCI layer
+/// stops the process on one, and CometBFT replays after the restart.
+#[derive(Debug, Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Genesis(#[from] GenesisError),
+    #[error("FinalizeBlock for height {got}, but the committed height is {committed:?}")]
+    HeightMismatch { committed: Option<u64>, got: u64 },
+    #[error("Commit without a FinalizeBlock")]
+    NothingToCommit,
+    #[error("no genesis: InitChain has not run")]
+    NoGenesis,
+}
+
+/// Node-local settings of the app (from `stave.toml`, never consensus).
+#[derive(Debug, Clone, Copy)]
+pub struct AppConfig {
+    pub prune: PruneConfig,
+    /// Blocks CometBFT must keep (0: all). Reported as Commit's retain_height.
+    pub retain_blocks: u64,
+    pub max_pending_per_account: u32,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            prune: PruneConfig::default(),
+            retain_blocks: 0,
+            max_pending_per_account: 10_000,
+        }
+    }
+}
+
+/// The result of Commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitOutcome {
+    pub height: u64,
+    pub app_hash: [u8; 32],
+    pub retain_height: u64,
+}
+
+struct Pending {
+    commit: PendingCommit,
+    outcomes: Vec<crate::app::TxOutcome>,
+}
+
+/// The state machine. Owned by the consensus actor.
+pub struct App {
+    store: ChainStore,
+    config: AppConfig,
+    chain_id: String,
+    params: Option<Params>,
+    pending: Option<Pending>,
+    sigs: Arc<SigCache>,
+    mempool: Arc<Mempool>,
+    notifier: Arc<CommitNotifier>,
+}
+
+impl App {
+    /// Loads the app over an open chain store.
+    pub fn load(store: ChainStore, config: AppConfig) -> Result<Self, AppError> {
+        let sigs = Arc::new(SigCache::default());
+        let mempool = Arc::new(Mempool::new(
+            store.clone(),
+            sigs.clone(),
+            config.max_pending_per_account,
+        ));
+        let info = store.commit_info()?;
+        let params = store.committed().params()?;
+        if let Some(p) = &params {
+            mempool.set_chain(info.chain_id.clone(), p.clone());
+        }
+        let notifier = Arc::new(CommitNotifier::default());
+        if let Some(h) = info.height {
+            notifier.committed(h, &[]);
+        }
+        Ok(App {
+            store,
+            config,
+            chain_id: info.chain_id,
+            params,
+            pending: None,
+            sigs,
+            mempool,
+            notifier,
+        })
+    }
+
+    pub fn store(&self) -> &ChainStore {
+        &self.store
+    }
+    pub fn mempool(&self) -> Arc<Mempool> {
+        self.mempool.clone()
+    }
+    pub fn notifier(&self) -> Arc<CommitNotifier> {
+        self.notifier.clone()
+    }
+    pub fn chain_id(&self) -> &str {
+        &self.chain_id
+    }
+
+    /// Last committed height (0 before and right after genesis) and app hash.
+    pub fn info(&self) -> Result<(u64, Vec<u8>), AppError> {
+        let info = self.store.commit_info()?;
+        Ok((info.height.unwrap_or(0), info.app_hash))
+    }
+
+    /// InitChain: writes genesis as version 0 and persists it at once. Safe
+    /// to repeat while no block has been committed.
+    pub fn init_chain(
+        &mut self,
+        chain_id: &str,
+        genesis_time_ns: i64,
+        app_state: &[u8],
+    ) -> Result<[u8; 32], AppError> {
+        let state = AppState::parse(app_state)?;
+        let changes = state.changes(genesis_time_ns)?;
+        let app_hash = self
+            .store
+            .commit_genesis(chain_id, genesis_time_ns, changes)?;
+        self.chain_id = chain_id.to_string();
+        self.params = Some(state.params.clone());
+        self.pending = None;
+        self.mempool.set_chain(chain_id.to_string(), state.params);
+        self.notifier.committed(0, &[]);
+        Ok(app_hash)
+    }
+
+    fn params(&self) -> Result<&Params, AppError> {
+        self.params.as_ref().ok_or(AppError::NoGenesis)
+    }
+
+    /// Decodes every tx and checks every signature, in parallel.
+    fn decode_and_verify(
+        &self,
+        txs: &[impl AsRef<[u8]> + Sync],
+        params: &Params,
+    ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
+        use rayon::prelude::*;
+        let decoded: Vec<Result<DecodedTx, TxError>> = txs
+            .par_iter()
+            .map(|t| DecodedTx::decode(t.as_ref(), params))
+            .collect();
+        let mut sig_ok = vec![false; decoded.len()];
+        let mut to_verify = Vec::new();
+        let mut slots = Vec::new();
+        for (i, d) in decoded.iter().enumerate() {
+            if let Ok(tx) = d {
+                if self.sigs.contains(&tx.id, &tx.signature) {
+                    sig_ok[i] = true;
+                } else {
+                    to_verify.push(tx);
+                    slots.push(i);
+                }
+            }
+        }
+        let results = verify_all(&to_verify);
+        for ((slot, ok), tx) in slots.into_iter().zip(results).zip(&to_verify) {
+            sig_ok[slot] = ok;
+            if ok {
+                self.sigs.insert(&tx.id, &tx.signature);
+            }
+        }
+        (decoded, sig_ok)
+    }
+
+    /// FinalizeBlock: applies the txs in order and computes the app hash,
+    /// writing nothing to disk. Repeating it for an uncommitted height gives
+    /// the same result.
+    pub fn finalize_block(
+        &mut self,
+        height: u64,
+        time_ns: i64,
+        txs: &[impl AsRef<[u8]> + Sync],
+    ) -> Result<BlockOutcome, AppError> {
+        self.pending = None;
+        let committed = self.store.commit_info()?.height;
+        if committed.map(|h| h + 1) != Some(height) {
+            return Err(AppError::HeightMismatch { committed, got: height });
+        }
+        let params = self.params()?.clone();
+        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let env = BlockEnv {
+            height,
+            time_ns,
+            chain_id: &self.chain_id,
+            params: &params,
+        };
+        let base = self.store.committed();
+        let mut block = Overlay::new(base);
+        let mut outcomes = Vec::with_capacity(decoded.len());
+        for (d, ok) in decoded.iter().zip(sig_ok) {
+            outcomes.push(execute_tx(&mut block, &env, d.as_ref(), ok)?);
+        }
+        let changes = block.into_changes();
+        let commit = self.store.prepare(height, time_ns, changes)?;
+        let app_hash = commit.app_hash;
+        self.pending = Some(Pending {
+            commit,
+            outcomes: outcomes.clone(),
+        });
+        Ok(BlockOutcome {
+            height,
+            app_hash,
+            txs: outcomes,
+        })
+    }
+
+    /// Commit: one synced write, then the mempool view is rebuilt (before the
+    /// recheck that follows) and waiters are told.
+    pub fn commit(&mut self) -> Result<CommitOutcome, AppError> {
+        let pending = self.pending.take().ok_or(AppError::NothingToCommit)?;
+        let height = pending.commit.height;
+        let app_hash = pending.commit.app_hash;
+        self.store.commit(pending.commit, self.config.prune)?;
+        self.mempool.reset();
+        self.notifier.committed(height, &pending.outcomes);
+        let retain_height = match self.config.retain_blocks {
+            0 => 0,
+            n => height.saturating_sub(n).max(1),
+        };
+        Ok(CommitOutcome {
+            height,
+            app_hash,
+            retain_height,
+        })
+    }
+}

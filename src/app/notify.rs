@@ -1,0 +1,76 @@
+//! Tells waiters when their tx is committed, and publishes the committed
+//! height to whoever watches it (gRPC `BroadcastAndWait`, workers).
+
+use std::collections::HashMap;
+
+use parking_lot::Mutex;
+use tokio::sync::{oneshot, watch};
+
+use super::outcome::TxOutcome;
+
+/// A committed tx as a waiter sees it.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    pub height: u64,
+    pub outcome: TxOutcome,
+}
+
+pub struct CommitNotifier {
+    waiters: Mutex<HashMap<[u8; 32], Vec<oneshot::Sender<Committed>>>>,
+    height: watch::Sender<u64>,
+}
+
+impl Default for CommitNotifier {
+    fn default() -> Self {
+        CommitNotifier {
+            waiters: Mutex::new(HashMap::new()),
+            height: watch::channel(0).0,
+        }
+    }
+}
+
+impl CommitNotifier {
+    /// Registers interest in a tx id. Register before broadcasting.
+    pub fn wait_for(&self, tx_id: [u8; 32]) -> oneshot::Receiver<Committed> {
+        let (tx, rx) = oneshot::channel();
+        self.waiters.lock().entry(tx_id).or_default().push(tx);
+        rx
+    }
+
+    /// Drops the registration of waiters that gave up.
+    pub fn forget(&self, tx_id: &[u8; 32]) {
+        let mut w = self.waiters.lock();
+        if let Some(list) = w.get_mut(tx_id) {
+            list.retain(|s| !s.is_closed());
+            if list.is_empty() {
+                w.remove(tx_id);
+            }
+        }
+    }
+
+    /// Called after a height is durably committed.
+    pub fn committed(&self, height: u64, outcomes: &[TxOutcome]) {
+        {
+            let mut w = self.waiters.lock();
+            if !w.is_empty() {
+                for o in outcomes {
+                    let Some(id) = o.tx_id else { continue };
+                    if let Some(list) = w.remove(&id) {
+                        for s in list {
+                            let _ = s.send(Committed {
+                                height,
+                                outcome: o.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        self.height.send_replace(height);
+    }
+
+    /// A receiver of the latest committed height.
+    pub fn subscribe_height(&self) -> watch::Receiver<u64> {
+        self.height.subscribe()
+    }
+}

@@ -1,0 +1,103 @@
+//! The command line: `init`, `start`, `reset`, `genesis`, `keys`, `tx`,
+//! `query` and `loadtest`. Output is human-readable by default;
+//! `--output json` prints JSON.
+
+mod genesis;
+mod init;
+mod keys;
+pub mod loadtest;
+mod output;
+mod query;
+mod reset;
+mod tx;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use output::Output;
+
+#[derive(Parser, Debug)]
+#[command(name = "stave", version, about = "Stave: a content-rights validator node beside CometBFT v0.38")]
+pub struct Cli {
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    pub output: Output,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a home directory: config, node keys and a genesis fragment.
+    Init(init::InitArgs),
+    /// Run the node: ABCI server, gRPC API, metrics.
+    Start {
+        #[arg(long, env = "STAVE_HOME")]
+        home: PathBuf,
+    },
+    /// Wipe the chain store and the local store together, keeping keys and config.
+    Reset(reset::ResetArgs),
+    /// Build a CometBFT genesis from node homes.
+    #[command(subcommand)]
+    Genesis(genesis::GenesisCmd),
+    /// Manage client keys.
+    #[command(subcommand)]
+    Keys(keys::KeysCmd),
+    /// Sign and submit transactions over gRPC.
+    #[command(subcommand)]
+    Tx(tx::TxCmd),
+    /// Read state over gRPC.
+    #[command(subcommand)]
+    Query(query::QueryCmd),
+    /// Send signed txs at a fixed rate and measure commit latency.
+    Loadtest(loadtest::LoadtestArgs),
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(&cli.command);
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("stave: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("stave: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(cmd: &Command) {
+    let default = match cmd {
+        Command::Start { .. } => "info",
+        _ => "warn",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let out = cli.output;
+    match cli.command {
+        Command::Init(a) => init::run(a, out),
+        Command::Start { home } => crate::node::run(&crate::config::Home::new(home)).await,
+        Command::Reset(a) => reset::run(a, out),
+        Command::Genesis(c) => genesis::run(c, out),
+        Command::Keys(c) => keys::run(c, out),
+        Command::Tx(c) => tx::run(c, out).await,
+        Command::Query(c) => query::run(c, out).await,
+        Command::Loadtest(a) => loadtest::run(a, out).await,
+    }
+}

@@ -1,0 +1,105 @@
+//! `stave query …`: reads over gRPC.
+
+use serde_json::json;
+
+use super::{keys, tx::arg_bytes, Output};
+use crate::client::StaveClient;
+use crate::proto::query::{AccountRequest, KvGetRequest, KvListRequest, StatusRequest};
+
+#[derive(clap::Subcommand, Debug)]
+pub enum QueryCmd {
+    /// Chain id, height and app hash.
+    Status {
+        #[arg(long, default_value = "http://127.0.0.1:9090")]
+        node: String,
+    },
+    /// An account, by hex public key or key name.
+    Account {
+        /// Hex public key, or the name of a key in the keyring.
+        who: String,
+        #[arg(long, default_value = "http://127.0.0.1:9090")]
+        node: String,
+        #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
+        keyring_dir: String,
+    },
+    /// kv reads.
+    #[command(subcommand)]
+    Kv(KvQuery),
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum KvQuery {
+    /// The value of SIGNER's KEY (SIGNER: hex public key or key name).
+    Get {
+        signer: String,
+        key: String,
+        #[arg(long, default_value = "http://127.0.0.1:9090")]
+        node: String,
+        #[arg(long)]
+        hex: bool,
+        #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
+        keyring_dir: String,
+    },
+    /// One page of SIGNER's entries.
+    List {
+        signer: String,
+        #[arg(long, default_value = "")]
+        start_after: String,
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+        #[arg(long, default_value = "http://127.0.0.1:9090")]
+        node: String,
+        #[arg(long)]
+        hex: bool,
+        #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
+        keyring_dir: String,
+    },
+}
+
+/// A hex public key, or the public key of a keyring entry.
+fn resolve_pubkey(who: &str, keyring: &str) -> anyhow::Result<Vec<u8>> {
+    if who.len() == 64 {
+        if let Ok(b) = hex::decode(who) {
+            return Ok(b);
+        }
+    }
+    Ok(keys::load(keyring, who)?.verifying_key().to_bytes().to_vec())
+}
+
+fn show(bytes: &[u8], hex_mode: bool) -> String {
+    match (hex_mode, std::str::from_utf8(bytes)) {
+        (false, Ok(s)) => s.to_string(),
+        _ => hex::encode(bytes),
+    }
+}
+
+pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
+    match cmd {
+        QueryCmd::Status { node } => {
+            let s = StaveClient::connect(&node).await?.query.status(StatusRequest {}).await?.into_inner();
+            out.print(&json!({"chain_id": s.chain_id, "height": s.height, "app_hash": s.app_hash,
+                "earliest_height": s.earliest_height, "app_version": s.app_version, "schema_version": s.schema_version}));
+        }
+        QueryCmd::Account { who, node, keyring_dir } => {
+            let pubkey = resolve_pubkey(&who, &keyring_dir)?;
+            let a = StaveClient::connect(&node).await?.query.account(AccountRequest { pubkey: pubkey.clone() }).await?.into_inner();
+            out.print(&json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce,
+                "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes, "height": a.height}));
+        }
+        QueryCmd::Kv(KvQuery::Get { signer, key, node, hex, keyring_dir }) => {
+            let signer = resolve_pubkey(&signer, &keyring_dir)?;
+            let req = KvGetRequest { signer, key: arg_bytes(&key, hex)? };
+            let r = StaveClient::connect(&node).await?.query.kv_get(req).await?.into_inner();
+            out.print(&json!({"found": r.found, "value": show(&r.value, hex), "updated_height": r.updated_height, "height": r.height}));
+            anyhow::ensure!(r.found, "key not found");
+        }
+        QueryCmd::Kv(KvQuery::List { signer, start_after, limit, node, hex, keyring_dir }) => {
+            let signer = resolve_pubkey(&signer, &keyring_dir)?;
+            let req = KvListRequest { signer, start_after: arg_bytes(&start_after, hex)?, limit };
+            let r = StaveClient::connect(&node).await?.query.kv_list(req).await?.into_inner();
+            let entries: Vec<_> = r.entries.iter().map(|e| json!({"key": show(&e.key, hex), "value": show(&e.value, hex), "updated_height": e.updated_height})).collect();
+            out.print(&json!({"entries": entries, "next_key": show(&r.next_key, hex), "height": r.height}));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `stave tx …`: build, sign and submit txs over gRPC, filling in the
+//! chain id and the nonce from the node.
+
+use serde_json::json;
+
+use super::{keys, Output};
+use crate::client::StaveClient;
+use crate::keyspaces::kv::{KvDelete, KvSet};
+use crate::proto::query::{AccountRequest, StatusRequest};
+use crate::proto::tx::{BroadcastAndWaitRequest, BroadcastRequest};
+use crate::tx::{build::sign_tx, Action};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct TxOpts {
+    /// Key name in the keyring.
+    #[arg(long)]
+    pub from: String,
+    /// The node's gRPC endpoint.
+    #[arg(long, default_value = "http://127.0.0.1:9090")]
+    pub node: String,
+    #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
+    pub keyring_dir: String,
+    /// Return after CheckTx instead of waiting for the commit.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Override the nonce (default: the account's next nonce).
+    #[arg(long)]
+    pub nonce: Option<u64>,
+    #[arg(long, default_value = "")]
+    pub memo: String,
+    /// Treat KEY and VALUE as hex.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum TxCmd {
+    /// kv actions.
+    #[command(subcommand)]
+    Kv(KvTx),
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum KvTx {
+    /// Set KEY to VALUE under the signer.
+    Set {
+        key: String,
+        value: String,
+        #[command(flatten)]
+        opts: TxOpts,
+    },
+    /// Delete KEY of the signer.
+    Delete {
+        key: String,
+        #[command(flatten)]
+        opts: TxOpts,
+    },
+}
+
+/// Decodes a CLI argument as hex or UTF-8.
+pub fn arg_bytes(s: &str, hex_mode: bool) -> anyhow::Result<Vec<u8>> {
+    if hex_mode {
+        hex::decode(s).map_err(|e| anyhow::anyhow!("{s:?} is not hex: {e}"))
+    } else {
+        Ok(s.as_bytes().to_vec())
+    }
+}
+
+pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
+    let (action, opts) = match cmd {
+        TxCmd::Kv(KvTx::Set { key, value, opts }) => (
+            Action::KvSet(KvSet {
+                key: arg_bytes(&key, opts.hex)?,
+                value: arg_bytes(&value, opts.hex)?,
+            }),
+            opts,
+        ),
+        TxCmd::Kv(KvTx::Delete { key, opts }) => (
+            Action::KvDelete(KvDelete {
+                key: arg_bytes(&key, opts.hex)?,
+            }),
+            opts,
+        ),
+    };
+    submit(vec![action], &opts, out).await
+}
+
+/// Signs `actions` with `--from` and submits them.
+pub async fn submit(actions: Vec<Action>, opts: &TxOpts, out: Output) -> anyhow::Result<()> {
+    let key = keys::load(&opts.keyring_dir, &opts.from)?;
+    let mut client = StaveClient::connect(&opts.node).await?;
+    let status = client.query.status(StatusRequest {}).await?.into_inner();
+    let nonce = match opts.nonce {
+        Some(n) => n,
+        None => {
+            let pubkey = key.verifying_key().to_bytes().to_vec();
+            client.query.account(AccountRequest { pubkey }).await?.into_inner().nonce
+        }
+    };
+    let raw = sign_tx(&key, &status.chain_id, nonce, actions, &opts.memo);
+    let result = if opts.no_wait {
+        let r = client.tx.broadcast(BroadcastRequest { tx: raw }).await?.into_inner();
+        json!({"tx_id": r.tx_id, "tx_hash": r.tx_hash, "check_code": r.code, "check_log": r.log, "nonce": nonce})
+    } else {
+        let r = client
+            .tx
+            .broadcast_and_wait(BroadcastAndWaitRequest { tx: raw, timeout_ms: 0 })
+            .await?
+            .into_inner();
+        let c = r.check.unwrap_or_default();
+        json!({
+            "tx_id": c.tx_id, "tx_hash": c.tx_hash, "nonce": nonce,
+            "check_code": c.code, "check_log": c.log,
+            "committed": r.committed, "height": r.height, "code": r.code, "log": r.log,
+        })
+    };
+    out.print(&result);
+    let failed = result["check_code"].as_u64() != Some(0)
+        || result.get("code").and_then(|c| c.as_u64()).unwrap_or(0) != 0
+        || (!opts.no_wait && result["committed"] != json!(true));
+    anyhow::ensure!(!failed, "transaction was not applied");
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! Clients: the CometBFT JSON-RPC (broadcast, status, blocks) and Stave's
+//! gRPC services. Used by the gRPC tx service, the CLI, the load tool and
+//! the tests.
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::proto::query::query_service_client::QueryServiceClient;
+use crate::proto::tx::tx_service_client::TxServiceClient;
+
+/// CheckTx's answer as `broadcast_tx_sync` returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckResult {
+    pub code: u32,
+    pub codespace: String,
+    pub log: String,
+    /// CometBFT's tx hash (upper-case hex of sha256 of the tx bytes).
+    pub hash: String,
+}
+
+/// A minimal CometBFT JSON-RPC client over HTTP.
+#[derive(Clone)]
+pub struct CometRpc {
+    url: String,
+    http: reqwest::Client,
+}
+
+impl CometRpc {
+    pub fn new(url: &str) -> Self {
+        let url = url.replace("tcp://", "http://");
+        CometRpc {
+            url: url.trim_end_matches('/').to_string(),
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .pool_max_idle_per_host(64)
+                .build()
+                .unwrap_or_default(),
+        }
+    }
+
+    async fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let resp: Value = self
+            .http
+            .post(&self.url)
+            .json(&body)
+            .send()
+            .await?
+            .json()
+            .await?;
+        if let Some(err) = resp.get("error") {
+            anyhow::bail!("cometbft {method}: {err}");
+        }
+        resp.get("result")
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("cometbft {method}: no result in {resp}"))
+    }
+
+    /// `broadcast_tx_sync`: runs CheckTx and returns its result.
+    pub async fn broadcast_tx_sync(&self, tx: &[u8]) -> anyhow::Result<CheckResult> {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(tx);
+        let r = self.call("broadcast_tx_sync", json!({ "tx": b64 })).await?;
+        Ok(CheckResult {
+            code: r["code"].as_u64().unwrap_or(0) as u32,
+            codespace: r["codespace"].as_str().unwrap_or_default().to_string(),
+            log: r["log"].as_str().unwrap_or_default().to_string(),
+            hash: r["hash"].as_str().unwrap_or_default().to_string(),
+        })
+    }
+
+    /// `(latest height, latest app hash hex, chain id)`.
+    pub async fn status(&self) -> anyhow::Result<(u64, String, String)> {
+        let r = self.call("status", json!({})).await?;
+        let height = r["sync_info"]["latest_block_height"]
+            .as_str()
+            .unwrap_or("0")
+            .parse()
+            .unwrap_or(0);
+        let app_hash = r["sync_info"]["latest_app_hash"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let network = r["node_info"]["network"].as_str().unwrap_or_default().to_string();
+        Ok((height, app_hash, network))
+    }
+
+    /// The raw txs of the block at `height`.
+    pub async fn block_txs(&self, height: u64) -> anyhow::Result<Vec<Vec<u8>>> {
+        let r = self
+            .call("block", json!({ "height": height.to_string() }))
+            .await?;
+        let txs = r["block"]["data"]["txs"].as_array().cloned().unwrap_or_default();
+        txs.iter()
+            .map(|t| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(t.as_str().unwrap_or_default())
+                    .map_err(anyhow::Error::from)
+            })
+            .collect()
+    }
+
+    /// Any JSON-RPC method, for tests and tools.
+    pub async fn raw(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.call(method, params).await
+    }
+}
+
+/// gRPC clients of one node.
+pub struct StaveClient {
+    pub tx: TxServiceClient<tonic::transport::Channel>,
+    pub query: QueryServiceClient<tonic::transport::Channel>,
+}
+
+impl StaveClient {
+    /// Connects to `http://host:port`.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        let url = if url.starts_with("http") {
+            url.to_string()
+        } else {
+            format!("http://{url}")
+        };
+        let channel = tonic::transport::Endpoint::from_shared(url.clone())?
+            .connect_timeout(std::time::Duration::from_secs(5))
+            .connect()
+            .await
+            .map_err(|e| anyhow::anyhow!("connecting to {url}: {e}"))?;
+        Ok(StaveClient {
+            tx: TxServiceClient::new(channel.clone()),
+            query: QueryServiceClient::new(channel),
+        })
+    }
+}

@@ -1,0 +1,203 @@
+//! `stave.toml` and the home directory layout. Only node-local matters live
+//! here (ports, paths, retention, mempool policy); anything that changes what
+//! a tx does is a genesis param.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::AppConfig;
+use crate::store::PruneConfig;
+
+/// Paths inside a Stave home.
+#[derive(Debug, Clone)]
+pub struct Home {
+    pub root: PathBuf,
+}
+
+impl Home {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Home { root: root.into() }
+    }
+    pub fn config_dir(&self) -> PathBuf {
+        self.root.join("config")
+    }
+    pub fn config_file(&self) -> PathBuf {
+        self.config_dir().join("stave.toml")
+    }
+    pub fn operator_key(&self) -> PathBuf {
+        self.config_dir().join("operator_key.json")
+    }
+    pub fn x25519_key(&self) -> PathBuf {
+        self.config_dir().join("x25519_key.json")
+    }
+    pub fn genesis_fragment(&self) -> PathBuf {
+        self.config_dir().join("genesis-fragment.json")
+    }
+    pub fn data_dir(&self) -> PathBuf {
+        self.root.join("data")
+    }
+    pub fn chain_dir(&self) -> PathBuf {
+        self.data_dir().join("chain")
+    }
+    pub fn local_dir(&self) -> PathBuf {
+        self.data_dir().join("local")
+    }
+    pub fn snapshots_dir(&self) -> PathBuf {
+        self.data_dir().join("snapshots")
+    }
+    pub fn content_dir(&self) -> PathBuf {
+        self.root.join("content")
+    }
+    pub fn default_abci(&self) -> String {
+        format!("unix://{}", self.root.join("abci.sock").display())
+    }
+}
+
+/// `config/stave.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub moniker: String,
+    pub abci: AbciSection,
+    pub grpc: ListenSection,
+    pub metrics: ListenSection,
+    pub cometbft: CometSection,
+    #[serde(default)]
+    pub pruning: PruningSection,
+    #[serde(default)]
+    pub mempool: MempoolSection,
+    #[serde(default)]
+    pub storage: StorageSection,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbciSection {
+    /// `unix:///path/abci.sock` (default) or `tcp://127.0.0.1:26658`.
+    pub listen: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListenSection {
+    /// `host:port`; empty disables the listener.
+    pub listen: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CometSection {
+    /// The local CometBFT's RPC, used to broadcast txs.
+    pub rpc: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PruningSection {
+    /// JMT versions kept, counting the latest; 0 keeps all.
+    pub keep_recent: u64,
+    /// Prune every this many heights.
+    pub interval: u64,
+    /// Blocks CometBFT must keep (Commit's retain_height); 0 keeps all.
+    pub retain_blocks: u64,
+}
+
+impl Default for PruningSection {
+    fn default() -> Self {
+        PruningSection {
+            keep_recent: 1000,
+            interval: 10,
+            retain_blocks: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MempoolSection {
+    /// Pending txs one account may have in this node's mempool.
+    pub max_pending_per_account: u32,
+}
+
+impl Default for MempoolSection {
+    fn default() -> Self {
+        MempoolSection {
+            max_pending_per_account: 10_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageSection {
+    /// RocksDB block cache of the chain store, MiB.
+    pub cache_mb: usize,
+}
+
+impl Default for StorageSection {
+    fn default() -> Self {
+        StorageSection { cache_mb: 256 }
+    }
+}
+
+impl Config {
+    /// Defaults for a home: ABCI on `<home>/abci.sock`, standard ports.
+    pub fn default_for(home: &Home, moniker: &str) -> Self {
+        Config {
+            moniker: moniker.to_string(),
+            abci: AbciSection {
+                listen: home.default_abci(),
+            },
+            grpc: ListenSection {
+                listen: "127.0.0.1:9090".into(),
+            },
+            metrics: ListenSection {
+                listen: "127.0.0.1:9091".into(),
+            },
+            cometbft: CometSection {
+                rpc: "http://127.0.0.1:26657".into(),
+            },
+            pruning: PruningSection::default(),
+            mempool: MempoolSection::default(),
+            storage: StorageSection::default(),
+        }
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("parsing {}: {e}", path.display()))
+    }
+
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        std::fs::write(path, toml::to_string_pretty(self)?)?;
+        Ok(())
+    }
+
+    pub fn app_config(&self) -> AppConfig {
+        AppConfig {
+            prune: PruneConfig {
+                keep_recent: self.pruning.keep_recent,
+                interval: self.pruning.interval,
+            },
+            retain_blocks: self.pruning.retain_blocks,
+            max_pending_per_account: self.mempool.max_pending_per_account,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_round_trips_through_toml() {
+        let home = Home::new("/tmp/h");
+        let c = Config::default_for(&home, "n0");
+        let text = toml::to_string_pretty(&c).unwrap();
+        let back: Config = toml::from_str(&text).unwrap();
+        assert_eq!(c, back);
+        assert_eq!(back.abci.listen, "unix:///tmp/h/abci.sock");
+    }
+}

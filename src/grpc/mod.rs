@@ -1,0 +1,40 @@
+//! gRPC (tonic): the tx and query services, with reflection and health.
+
+pub mod query;
+pub mod tx;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::app::CommitNotifier;
+use crate::client::CometRpc;
+use crate::proto::query::query_service_server::QueryServiceServer;
+use crate::proto::tx::tx_service_server::TxServiceServer;
+use crate::store::ChainStore;
+
+/// Serves the gRPC API on `addr` until the future is dropped.
+pub async fn serve(
+    addr: SocketAddr,
+    store: ChainStore,
+    comet: CometRpc,
+    notifier: Arc<CommitNotifier>,
+) -> anyhow::Result<()> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<TxServiceServer<tx::TxServiceImpl>>()
+        .await;
+    health
+        .set_serving::<QueryServiceServer<query::QueryServiceImpl>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(TxServiceServer::new(tx::TxServiceImpl { comet, notifier }))
+        .add_service(QueryServiceServer::new(query::QueryServiceImpl { store }))
+        .serve(addr)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `QueryService`: reads of the latest committed state.
+
+use tonic::{Request, Response, Status};
+
+use crate::keyspaces::accounts::AccountsRead;
+use crate::keyspaces::kv::{self, KvRead};
+use crate::proto::query::{
+    query_service_server::QueryService, AccountRequest, AccountResponse, KvGetRequest,
+    KvGetResponse, KvListRequest, KvListResponse, KvPair, StatusRequest, StatusResponse,
+};
+use crate::store::{ChainStore, StoreError};
+
+pub struct QueryServiceImpl {
+    pub store: ChainStore,
+}
+
+fn key32(field: &str, b: &[u8]) -> Result<[u8; 32], Status> {
+    b.try_into().map_err(|_| {
+        Status::invalid_argument(format!("{field} must be 32 bytes, got {}", b.len()))
+    })
+}
+
+fn internal(e: StoreError) -> Status {
+    Status::internal(e.to_string())
+}
+
+/// Runs a blocking store read off the async runtime.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Status> + Send + 'static,
+) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal(format!("read task: {e}")))?
+}
+
+#[tonic::async_trait]
+impl QueryService for QueryServiceImpl {
+    async fn status(&self, _: Request<StatusRequest>) -> Result<Response<StatusResponse>, Status> {
+        let store = self.store.clone();
+        blocking(move || {
+            let ci = store.commit_info().map_err(internal)?;
+            Ok(Response::new(StatusResponse {
+                chain_id: ci.chain_id,
+                height: ci.height.unwrap_or(0),
+                app_hash: hex::encode(ci.app_hash),
+                schema_version: crate::store::SCHEMA_VERSION,
+                app_version: crate::app::APP_VERSION,
+                earliest_height: ci.earliest_version,
+            }))
+        })
+        .await
+    }
+
+    async fn account(&self, req: Request<AccountRequest>) -> Result<Response<AccountResponse>, Status> {
+        let pk = key32("pubkey", &req.into_inner().pubkey)?;
+        let store = self.store.clone();
+        blocking(move || {
+            let height = store.commit_info().map_err(internal)?.height.unwrap_or(0);
+            let acct = store.committed().account(&pk).map_err(internal)?;
+            Ok(Response::new(match acct {
+                None => AccountResponse { found: false, height, ..Default::default() },
+                Some(a) => AccountResponse {
+                    found: true,
+                    nonce: a.nonce,
+                    created_at: a.created_at,
+                    created_height: a.created_height,
+                    stored_bytes: a.stored_bytes,
+                    height,
+                },
+            }))
+        })
+        .await
+    }
+
+    async fn kv_get(&self, req: Request<KvGetRequest>) -> Result<Response<KvGetResponse>, Status> {
+        let req = req.into_inner();
+        let signer = key32("signer", &req.signer)?;
+        let store = self.store.clone();
+        blocking(move || {
+            let height = store.commit_info().map_err(internal)?.height.unwrap_or(0);
+            let e = store.committed().kv_entry(&signer, &req.key).map_err(internal)?;
+            Ok(Response::new(match e {
+                None => KvGetResponse { found: false, height, ..Default::default() },
+                Some(e) => KvGetResponse {
+                    found: true,
+                    value: e.value,
+                    updated_height: e.updated_height,
+                    updated_at: e.updated_at,
+                    height,
+                },
+            }))
+        })
+        .await
+    }
+
+    async fn kv_list(&self, req: Request<KvListRequest>) -> Result<Response<KvListResponse>, Status> {
+        let req = req.into_inner();
+        let signer = key32("signer", &req.signer)?;
+        let limit = match req.limit {
+            0 => 100,
+            n => (n as usize).min(kv::query::MAX_PAGE),
+        };
+        let store = self.store.clone();
+        blocking(move || {
+            let height = store.commit_info().map_err(internal)?.height.unwrap_or(0);
+            let (rows, next) =
+                kv::query::list(&store, &signer, &req.start_after, limit).map_err(internal)?;
+            Ok(Response::new(KvListResponse {
+                entries: rows
+                    .into_iter()
+                    .map(|(key, e)| KvPair {
+                        key,
+                        value: e.value,
+                        updated_height: e.updated_height,
+                    })
+                    .collect(),
+                next_key: next.unwrap_or_default(),
+                height,
+            }))
+        })
+        .await
+    }
+}

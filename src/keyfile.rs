@@ -1,0 +1,110 @@
+//! Key files: private keys live in JSON files of mode 0600, never in RocksDB.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+/// The on-disk form of a key.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct KeyFile {
+    /// `ed25519` or `x25519`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Hex of the 32-byte public key.
+    pub public_key: String,
+    /// Hex of the 32-byte secret (the ed25519 seed, or the X25519 scalar).
+    pub secret_key: String,
+}
+
+/// Writes `contents` to a new file of mode 0600 (refusing to overwrite).
+pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
+    f.write_all(contents)?;
+    f.sync_all()?;
+    Ok(())
+}
+
+fn read_secret(path: &Path, kind: &str) -> anyhow::Result<Zeroizing<[u8; 32]>> {
+    let text = Zeroizing::new(
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
+    );
+    let kf: KeyFile = serde_json::from_str(&text)?;
+    anyhow::ensure!(kf.kind == kind, "{} holds a {} key, not {kind}", path.display(), kf.kind);
+    let bytes = Zeroizing::new(hex::decode(&kf.secret_key)?);
+    let arr: [u8; 32] = bytes
+        .as_slice()
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("{}: secret is not 32 bytes", path.display()))?;
+    Ok(Zeroizing::new(arr))
+}
+
+/// Generates a new ed25519 key file; returns the key.
+pub fn create_ed25519(path: &Path) -> anyhow::Result<ed25519_dalek::SigningKey> {
+    let key = ed25519_dalek::SigningKey::generate(&mut rand::rngs::OsRng);
+    let kf = KeyFile {
+        kind: "ed25519".into(),
+        public_key: hex::encode(key.verifying_key().to_bytes()),
+        secret_key: hex::encode(key.to_bytes()),
+    };
+    write_private(path, serde_json::to_string_pretty(&kf)?.as_bytes())?;
+    Ok(key)
+}
+
+/// Loads an ed25519 key file.
+pub fn load_ed25519(path: &Path) -> anyhow::Result<ed25519_dalek::SigningKey> {
+    let secret = read_secret(path, "ed25519")?;
+    Ok(ed25519_dalek::SigningKey::from_bytes(&secret))
+}
+
+/// Generates a new X25519 key file; returns the public key.
+pub fn create_x25519(path: &Path) -> anyhow::Result<[u8; 32]> {
+    let secret = x25519_dalek::StaticSecret::random_from_rng(rand::rngs::OsRng);
+    let public = x25519_dalek::PublicKey::from(&secret);
+    let kf = KeyFile {
+        kind: "x25519".into(),
+        public_key: hex::encode(public.as_bytes()),
+        secret_key: hex::encode(secret.to_bytes()),
+    };
+    write_private(path, serde_json::to_string_pretty(&kf)?.as_bytes())?;
+    Ok(*public.as_bytes())
+}
+
+/// Loads an X25519 key file.
+pub fn load_x25519(path: &Path) -> anyhow::Result<x25519_dalek::StaticSecret> {
+    let secret = read_secret(path, "x25519")?;
+    Ok(x25519_dalek::StaticSecret::from(*secret))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn key_files_are_0600_and_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("k.json");
+        let k = create_ed25519(&p).unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(load_ed25519(&p).unwrap().to_bytes(), k.to_bytes());
+        assert!(create_ed25519(&p).is_err(), "never overwrites a key");
+        let x = dir.path().join("x.json");
+        let public = create_x25519(&x).unwrap();
+        let s = load_x25519(&x).unwrap();
+        assert_eq!(x25519_dalek::PublicKey::from(&s).as_bytes(), &public);
+        assert!(load_ed25519(&x).is_err(), "kind is checked");
+    }
+}

@@ -1,0 +1,49 @@
+//! What an action handler knows about the tx and block it runs in.
+
+/// An event a handler emits. Converted to an ABCI event at the edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub kind: String,
+    /// (key, value, indexed): indexed attributes are searchable with CometBFT's `tx_search`.
+    pub attributes: Vec<(String, String, bool)>,
+}
+
+impl Event {
+    pub fn new(kind: &str) -> Self {
+        Event {
+            kind: kind.to_string(),
+            attributes: Vec::new(),
+        }
+    }
+
+    /// Adds an attribute that CometBFT indexes.
+    pub fn indexed(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.attributes.push((key.to_string(), value.into(), true));
+        self
+    }
+
+    /// Adds an attribute that is not indexed.
+    pub fn plain(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.attributes.push((key.to_string(), value.into(), false));
+        self
+    }
+}
+
+/// The context of one tx: block height and time (never the wall clock), the
+/// authenticated signer, the tx id and the params in force.
+#[derive(Debug, Clone)]
+pub struct TxContext {
+    pub height: u64,
+    /// Block time, unix nanoseconds.
+    pub time_ns: i64,
+    pub signer: [u8; 32],
+    pub tx_id: [u8; 32],
+    pub params: crate::keyspaces::params::Params,
+    pub events: Vec<Event>,
+}
+
+impl TxContext {
+    pub fn emit(&mut self, e: Event) {
+        self.events.push(e);
+    }
+}

@@ -1,0 +1,15 @@
+//! Chain keyspaces, one module each. A module owns its key builders
+//! (`keys.rs`), its typed accessors (`state.rs`: `…Read` / `…Write`
+//! extension traits with blanket impls over [`crate::store::StateRead`]),
+//! its action handlers (`actions/`), and its queries (`query.rs`).
+//!
+//! Adding a keyspace means adding a module here, its proto, one arm in
+//! [`crate::tx::Action`] and one arm in [`crate::app::dispatch`].
+
+pub mod accounts;
+mod ctx;
+pub mod kv;
+pub mod params;
+pub mod validators;
+
+pub use ctx::{Event, TxContext};

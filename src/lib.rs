@@ -1,0 +1,47 @@
+//! # Stave
+//!
+//! Stave is the ABCI++ state machine of a decentralised content-rights
+//! network. A real CometBFT v0.38 node orders transactions; Stave checks
+//! them (CheckTx, PrepareProposal, ProcessProposal), applies them in
+//! FinalizeBlock to its own chain store, and persists them in Commit.
+//!
+//! ```text
+//!  client ──gRPC──▶ grpc::TxService ──broadcast_tx_sync──▶ CometBFT
+//!                                                              │ ABCI (unix socket)
+//!                 ┌────────────────────────────────────────────┘
+//!                 ▼
+//!  abci::{mempool, consensus, info, snapshot}   (tower-abci v038)
+//!        │ CheckTx          │ Prepare/Process/Finalize/Commit (one actor thread)
+//!        ▼                  ▼
+//!  app::Mempool        app::App ── tx::DecodedTx ── app::dispatch ──▶ keyspaces::*
+//!   (pending nonces)        │  per-block Overlay ⊃ per-tx Overlay
+//!                           ▼
+//!                    store::ChainStore  (RocksDB: flat values, JMT nodes,
+//!                                        versioned values, indexes, meta)
+//! ```
+//!
+//! Modules:
+//! - [`store`]: the chain store, overlays, JMT, commit, pruning, proofs.
+//! - [`tx`]: envelope, sign bytes, ZIP-215 verification, error codes.
+//! - [`keyspaces`]: one module per keyspace (accounts, kv, params, validators).
+//! - [`app`]: genesis, proposals, FinalizeBlock, Commit, the mempool view.
+//! - [`abci`]: tower-abci services around the app.
+//! - [`grpc`]: tonic services for clients.
+//! - [`cli`], [`config`], [`node`], [`metrics`], [`client`].
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+pub mod abci;
+pub mod app;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod grpc;
+pub mod keyfile;
+pub mod keyspaces;
+pub mod metrics;
+pub mod node;
+pub mod proto;
+pub mod store;
+pub mod tx;

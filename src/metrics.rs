@@ -1,0 +1,92 @@
+//! Prometheus metrics: block height, txs applied, FinalizeBlock and Commit
+//! latency, mempool rejects by code. Served as text on `[metrics] listen`.
+
+use std::sync::OnceLock;
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The node's metrics.
+pub struct Metrics {
+    pub registry: Registry,
+    pub height: IntGauge,
+    pub txs_applied: IntCounterVec,
+    pub finalize_seconds: Histogram,
+    pub commit_seconds: Histogram,
+    pub mempool_rejects: IntCounterVec,
+    pub checktx_total: IntCounter,
+}
+
+fn build() -> Result<Metrics, prometheus::Error> {
+    let registry = Registry::new_custom(Some("stave".into()), None)?;
+    let height = IntGauge::new("block_height", "Last committed height")?;
+    let txs_applied = IntCounterVec::new(
+        Opts::new("txs_applied_total", "Txs applied in FinalizeBlock, by result code"),
+        &["code"],
+    )?;
+    let buckets = vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
+    let finalize_seconds = Histogram::with_opts(
+        HistogramOpts::new("finalize_block_seconds", "FinalizeBlock latency").buckets(buckets.clone()),
+    )?;
+    let commit_seconds = Histogram::with_opts(
+        HistogramOpts::new("commit_seconds", "Commit latency").buckets(buckets),
+    )?;
+    let mempool_rejects = IntCounterVec::new(
+        Opts::new("mempool_rejects_total", "CheckTx rejections, by code"),
+        &["code"],
+    )?;
+    let checktx_total = IntCounter::new("checktx_total", "CheckTx requests")?;
+    registry.register(Box::new(height.clone()))?;
+    registry.register(Box::new(txs_applied.clone()))?;
+    registry.register(Box::new(finalize_seconds.clone()))?;
+    registry.register(Box::new(commit_seconds.clone()))?;
+    registry.register(Box::new(mempool_rejects.clone()))?;
+    registry.register(Box::new(checktx_total.clone()))?;
+    Ok(Metrics {
+        registry,
+        height,
+        txs_applied,
+        finalize_seconds,
+        commit_seconds,
+        mempool_rejects,
+        checktx_total,
+    })
+}
+
+/// The process-wide metrics.
+pub fn metrics() -> &'static Metrics {
+    static M: OnceLock<Metrics> = OnceLock::new();
+    M.get_or_init(|| build().expect("metric names and labels are static and valid"))
+}
+
+/// The metrics in Prometheus text format.
+pub fn render() -> String {
+    let mut buf = Vec::new();
+    let enc = TextEncoder::new();
+    let _ = enc.encode(&metrics().registry.gather(), &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Serves `GET /metrics` (any path) over plain HTTP/1.1 until the task is dropped.
+pub async fn serve(listener: tokio::net::TcpListener) {
+    loop {
+        let Ok((mut sock, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1024];
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sock.read(&mut buf)).await;
+            let body = render();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = sock.write_all(head.as_bytes()).await;
+            let _ = sock.write_all(body.as_bytes()).await;
+            let _ = sock.shutdown().await;
+        });
+    }
+}

@@ -1,0 +1,48 @@
+//! Generated protobuf types, nested as their packages (`stave.<area>.v1`)
+//! and re-exported by area. Prost types stay on the wire; domain types
+//! convert from them with `TryFrom`/`From` (see `tx::` and the keyspaces).
+
+#![allow(clippy::all, missing_docs)]
+
+/// The package tree as generated.
+pub mod stave {
+    pub mod tx {
+        pub mod v1 {
+            tonic::include_proto!("stave.tx.v1");
+        }
+    }
+    pub mod kv {
+        pub mod v1 {
+            tonic::include_proto!("stave.kv.v1");
+        }
+    }
+    pub mod accounts {
+        pub mod v1 {
+            tonic::include_proto!("stave.accounts.v1");
+        }
+    }
+    pub mod genesis {
+        pub mod v1 {
+            tonic::include_proto!("stave.genesis.v1");
+        }
+    }
+    pub mod query {
+        pub mod v1 {
+            tonic::include_proto!("stave.query.v1");
+        }
+    }
+}
+
+/// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.
+pub use self::stave::tx::v1 as tx;
+/// `stave.kv.v1`: kv actions and the stored entry.
+pub use self::stave::kv::v1 as kv;
+/// `stave.accounts.v1`: the stored account.
+pub use self::stave::accounts::v1 as accounts;
+/// `stave.genesis.v1`: consensus params and genesis validators.
+pub use self::stave::genesis::v1 as genesis;
+/// `stave.query.v1`: the query gRPC service.
+pub use self::stave::query::v1 as query;
+
+/// The encoded file descriptor set, for gRPC reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("stave_descriptor");

@@ -1,0 +1,224 @@
+//! Computing a height's root in memory, and writing it in one synced batch.
+
+use jmt::storage::TreeUpdateBatch;
+use jmt::JellyfishMerkleTree;
+use rocksdb::{IteratorMode, WriteBatch, WriteOptions};
+
+use super::tree::{encode_value, key_hash, DbTreeReader, Hasher};
+use super::{cf, db::handle, Changes, ChainStore, StoreError, SCHEMA_VERSION};
+
+/// A height whose root is computed but not yet on disk.
+pub struct PendingCommit {
+    pub height: u64,
+    pub app_hash: [u8; 32],
+    pub block_time_ns: i64,
+    changes: Changes,
+    tree: TreeUpdateBatch,
+}
+
+impl std::fmt::Debug for PendingCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingCommit")
+            .field("height", &self.height)
+            .field("app_hash", &hex::encode(self.app_hash))
+            .field("writes", &self.changes.state.len())
+            .finish()
+    }
+}
+
+/// Retention of old JMT versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneConfig {
+    /// Versions to keep, counting the latest. 0 keeps everything.
+    pub keep_recent: u64,
+    /// Prune once every this many heights.
+    pub interval: u64,
+}
+
+impl Default for PruneConfig {
+    fn default() -> Self {
+        PruneConfig {
+            keep_recent: 1000,
+            interval: 10,
+        }
+    }
+}
+
+impl ChainStore {
+    /// Computes the root of `height` from the committed tree plus `changes`,
+    /// touching nothing on disk. Calling it again for the same height and
+    /// changes gives the same root.
+    pub fn prepare(
+        &self,
+        height: u64,
+        block_time_ns: i64,
+        changes: Changes,
+    ) -> Result<PendingCommit, StoreError> {
+        let reader = DbTreeReader { db: &self.db };
+        let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
+        let value_set: Vec<_> = changes
+            .state
+            .iter()
+            .map(|(k, v)| (key_hash(k), v.clone()))
+            .collect();
+        let (root, batch) = tree
+            .put_value_set(value_set, height)
+            .map_err(|e| StoreError::Tree(format!("put_value_set at {height}: {e:#}")))?;
+        Ok(PendingCommit {
+            height,
+            app_hash: root.0,
+            block_time_ns,
+            changes,
+            tree: batch,
+        })
+    }
+
+    /// Writes a prepared height in one synced batch: flat values, indexes,
+    /// tree nodes, versioned values, stale index, meta, and pruning.
+    pub fn commit(&self, pending: PendingCommit, prune: PruneConfig) -> Result<(), StoreError> {
+        let info = self.commit_info()?;
+        let expected = info.height.map(|h| h + 1).unwrap_or(0);
+        if pending.height != expected && !(pending.height == 0 && info.height == Some(0)) {
+            return Err(StoreError::OutOfOrder {
+                committed: info.height,
+                got: pending.height,
+            });
+        }
+        let mut batch = WriteBatch::default();
+        self.write_changes(&mut batch, &pending.changes);
+        self.write_tree(&mut batch, &pending.tree)?;
+        let earliest = self.prune_into(&mut batch, pending.height, info.earliest_version, prune)?;
+        let meta = handle(&self.db, cf::META);
+        batch.put_cf(meta, cf::meta::HEIGHT, pending.height.to_be_bytes());
+        batch.put_cf(meta, cf::meta::APP_HASH, pending.app_hash);
+        batch.put_cf(meta, cf::meta::EARLIEST, earliest.to_be_bytes());
+        batch.put_cf(meta, cf::meta::SCHEMA, SCHEMA_VERSION.to_be_bytes());
+        batch.put_cf(
+            meta,
+            cf::meta::LAST_BLOCK_TIME,
+            (pending.block_time_ns as u64).to_be_bytes(),
+        );
+        let mut opts = WriteOptions::default();
+        opts.set_sync(true);
+        self.db.write_opt(batch, &opts)?;
+        Ok(())
+    }
+
+    /// Genesis: wipes whatever a previous, uncommitted InitChain left, then
+    /// writes version 0 and the chain id at once (no Commit follows InitChain).
+    pub fn commit_genesis(
+        &self,
+        chain_id: &str,
+        genesis_time_ns: i64,
+        changes: Changes,
+    ) -> Result<[u8; 32], StoreError> {
+        if let Some(h) = self.commit_info()?.height {
+            if h > 0 {
+                return Err(StoreError::OutOfOrder {
+                    committed: Some(h),
+                    got: 0,
+                });
+            }
+            self.wipe()?;
+        }
+        let pending = self.prepare(0, genesis_time_ns, changes)?;
+        let app_hash = pending.app_hash;
+        self.db
+            .put_cf(handle(&self.db, cf::META), cf::meta::CHAIN_ID, chain_id.as_bytes())?;
+        self.commit(pending, PruneConfig::default())?;
+        Ok(app_hash)
+    }
+
+    /// Deletes every record of every column family (used by genesis retry and `stave reset`).
+    pub fn wipe(&self) -> Result<(), StoreError> {
+        let mut batch = WriteBatch::default();
+        for name in cf::ALL {
+            let h = handle(&self.db, name);
+            for item in self.db.iterator_cf(h, IteratorMode::Start) {
+                let (k, _) = item?;
+                batch.delete_cf(h, k);
+            }
+        }
+        let mut opts = WriteOptions::default();
+        opts.set_sync(true);
+        self.db.write_opt(batch, &opts)?;
+        Ok(())
+    }
+
+    fn write_changes(&self, batch: &mut WriteBatch, changes: &Changes) {
+        let state = handle(&self.db, cf::STATE);
+        for (k, v) in &changes.state {
+            match v {
+                Some(v) => batch.put_cf(state, k, v),
+                None => batch.delete_cf(state, k),
+            }
+        }
+        let keys = handle(&self.db, cf::JMT_KEYS);
+        for (k, v) in &changes.state {
+            if v.is_some() {
+                batch.put_cf(keys, key_hash(k).0, k);
+            }
+        }
+        let index = handle(&self.db, cf::INDEX);
+        for (k, v) in &changes.index {
+            match v {
+                Some(v) => batch.put_cf(index, k, v),
+                None => batch.delete_cf(index, k),
+            }
+        }
+    }
+
+    fn write_tree(&self, batch: &mut WriteBatch, tree: &TreeUpdateBatch) -> Result<(), StoreError> {
+        let nodes = handle(&self.db, cf::JMT_NODES);
+        for (node_key, node) in tree.node_batch.nodes() {
+            let k = borsh::to_vec(node_key)?;
+            let v = borsh::to_vec(node)?;
+            batch.put_cf(nodes, k, v);
+        }
+        let values = handle(&self.db, cf::JMT_VALUES);
+        for ((version, kh), value) in tree.node_batch.values() {
+            batch.put_cf(values, cf::jmt_value_key(&kh.0, *version), encode_value(value));
+        }
+        let stale = handle(&self.db, cf::STALE);
+        for s in &tree.stale_node_index_batch {
+            let nk = borsh::to_vec(&s.node_key)?;
+            batch.put_cf(stale, cf::stale_key(s.stale_since_version, &nk), []);
+        }
+        Ok(())
+    }
+
+    /// Adds the deletions of versions that fell out of the retention window.
+    /// Returns the new earliest retained version.
+    fn prune_into(
+        &self,
+        batch: &mut WriteBatch,
+        height: u64,
+        earliest: u64,
+        prune: PruneConfig,
+    ) -> Result<u64, StoreError> {
+        if prune.keep_recent == 0 || prune.interval == 0 || height % prune.interval != 0 {
+            return Ok(earliest);
+        }
+        let new_earliest = height.saturating_sub(prune.keep_recent - 1);
+        if new_earliest <= earliest {
+            return Ok(earliest);
+        }
+        let nodes = handle(&self.db, cf::JMT_NODES);
+        let stale = handle(&self.db, cf::STALE);
+        let upper = (new_earliest + 1).to_be_bytes();
+        for item in self.db.iterator_cf(stale, IteratorMode::Start) {
+            let (k, _) = item?;
+            if k.len() < 8 || k[..8] >= upper[..] {
+                break;
+            }
+            batch.delete_cf(nodes, &k[8..]);
+            batch.delete_cf(stale, &k);
+        }
+        // Roots copied forward by empty blocks are never marked stale.
+        for v in earliest..new_earliest {
+            batch.delete_cf(nodes, cf::root_node_key(v));
+        }
+        Ok(new_earliest)
+    }
+}
+

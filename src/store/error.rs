@@ -1,0 +1,35 @@
+use thiserror::Error;
+
+/// Errors of the chain store. Every one of these is a node fault (disk,
+/// corruption, a broken invariant), never the fault of a transaction: the
+/// consensus path treats them as fatal rather than as a tx result, because
+/// turning them into a result would let one node's disk fork the chain.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("rocksdb: {0}")]
+    Rocks(#[from] rocksdb::Error),
+    #[error("corrupt record under key {key}: {reason}")]
+    Corrupt { key: String, reason: String },
+    #[error("merkle tree: {0}")]
+    Tree(String),
+    #[error("height {requested} is not available (earliest {earliest}, latest {latest})")]
+    HeightUnavailable {
+        requested: u64,
+        earliest: u64,
+        latest: u64,
+    },
+    #[error("commit for height {got} does not follow the committed height {committed:?}")]
+    OutOfOrder { committed: Option<u64>, got: u64 },
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl StoreError {
+    /// A record under `key` failed to decode.
+    pub fn corrupt(key: &[u8], reason: impl ToString) -> Self {
+        StoreError::Corrupt {
+            key: hex::encode(key),
+            reason: reason.to_string(),
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Point reads at a height, with ICS23 proofs against that height's root.
+
+use jmt::JellyfishMerkleTree;
+
+use super::tree::{key_hash, DbTreeReader, Hasher};
+use super::{ChainStore, StoreError};
+
+/// A value read at a height, with its proof when one was asked for.
+#[derive(Debug, Clone)]
+pub struct ProvenValue {
+    pub height: u64,
+    pub value: Option<Vec<u8>>,
+    /// An encoded `ics23::CommitmentProof` (existence or non-existence).
+    pub proof: Option<ics23::CommitmentProof>,
+}
+
+impl ChainStore {
+    /// Reads `key` as of `height` (`None`: the latest committed height).
+    ///
+    /// # Errors
+    /// [`StoreError::HeightUnavailable`] if the height is pruned or in the future.
+    pub fn get_at(
+        &self,
+        key: &[u8],
+        height: Option<u64>,
+        prove: bool,
+    ) -> Result<ProvenValue, StoreError> {
+        let info = self.commit_info()?;
+        let latest = info.height.ok_or(StoreError::HeightUnavailable {
+            requested: height.unwrap_or(0),
+            earliest: 0,
+            latest: 0,
+        })?;
+        let h = height.unwrap_or(latest);
+        if h > latest || h < info.earliest_version {
+            return Err(StoreError::HeightUnavailable {
+                requested: h,
+                earliest: info.earliest_version,
+                latest,
+            });
+        }
+        let reader = DbTreeReader { db: self.db() };
+        let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
+        if prove {
+            let (value, proof) = tree
+                .get_with_ics23_proof(key.to_vec(), h)
+                .map_err(|e| StoreError::Tree(format!("proof at {h}: {e:#}")))?;
+            Ok(ProvenValue {
+                height: h,
+                value,
+                proof: Some(proof),
+            })
+        } else {
+            let value = tree
+                .get(key_hash(key), h)
+                .map_err(|e| StoreError::Tree(format!("get at {h}: {e:#}")))?;
+            Ok(ProvenValue {
+                height: h,
+                value,
+                proof: None,
+            })
+        }
+    }
+
+    /// The root hash of a committed version.
+    pub fn root_at(&self, height: u64) -> Result<Option<[u8; 32]>, StoreError> {
+        let reader = DbTreeReader { db: self.db() };
+        let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
+        tree.get_root_hash_option(height)
+            .map(|r| r.map(|r| r.0))
+            .map_err(|e| StoreError::Tree(format!("root at {height}: {e:#}")))
+    }
+}

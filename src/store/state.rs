@@ -1,0 +1,29 @@
+//! Raw byte access to chain state, kept apart from typed encoding (the
+//! keyspace modules add typed extension traits on top of these).
+
+use super::StoreError;
+
+/// Read access to the verifiable state and the non-verifiable index space.
+pub trait StateRead {
+    /// The latest value under `key` in the verifiable state.
+    fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The latest value under `key` in the index space (not part of the app hash).
+    fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+}
+
+/// Write access. Writes land in an overlay and reach disk only at Commit.
+pub trait StateWrite: StateRead {
+    fn put_raw(&mut self, key: Vec<u8>, value: Vec<u8>);
+    fn delete_raw(&mut self, key: Vec<u8>);
+    fn put_index_raw(&mut self, key: Vec<u8>, value: Vec<u8>);
+    fn delete_index_raw(&mut self, key: Vec<u8>);
+}
+
+impl<T: StateRead + ?Sized> StateRead for &T {
+    fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).get_raw(key)
+    }
+    fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).get_index_raw(key)
+    }
+}

@@ -1,0 +1,52 @@
+//! Building and signing transactions: the client side, used by the CLI,
+//! the load tool, tests and benchmarks.
+
+use ed25519_dalek::{Signer, SigningKey};
+use prost::Message;
+
+use super::{envelope::sign_bytes, Action};
+use crate::proto::tx as pb;
+
+/// Encodes and signs a tx. Returns the encoded `Tx` bytes.
+///
+/// # Examples
+/// ```
+/// use stave::tx::{build::sign_tx, Action, DecodedTx};
+/// use stave::keyspaces::{kv::KvSet, params::Params};
+/// let key = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
+/// let action = Action::KvSet(KvSet { key: b"hello".to_vec(), value: b"world".to_vec() });
+/// let raw = sign_tx(&key, "stave-localnet", 0, vec![action], "");
+/// let tx = DecodedTx::decode(&raw, &Params::default()).unwrap();
+/// assert!(tx.verify_signature().is_ok());
+/// assert_eq!(tx.nonce, 0);
+/// ```
+pub fn sign_tx(
+    key: &SigningKey,
+    chain_id: &str,
+    nonce: u64,
+    actions: Vec<Action>,
+    memo: &str,
+) -> Vec<u8> {
+    let body = pb::TxBody {
+        chain_id: chain_id.to_string(),
+        signer: key.verifying_key().to_bytes().to_vec(),
+        nonce,
+        actions: actions.into_iter().map(pb::Action::from).collect(),
+        memo: memo.to_string(),
+    };
+    let body_bytes = body.encode_to_vec();
+    let signature = key.sign(&sign_bytes(&body_bytes)).to_bytes().to_vec();
+    pb::Tx {
+        body_bytes,
+        signature,
+    }
+    .encode_to_vec()
+}
+
+/// The tx id of encoded tx bytes, if they decode as a `Tx`.
+pub fn tx_id_of(raw: &[u8]) -> Option<[u8; 32]> {
+    use sha2::{Digest, Sha256};
+    pb::Tx::decode(raw)
+        .ok()
+        .map(|t| Sha256::digest(&t.body_bytes).into())
+}

@@ -1,0 +1,110 @@
+//! Stable error codes, codespace `stave`. The numbers never change meaning;
+//! new kinds get new numbers.
+
+/// The codespace reported with every non-zero code.
+pub const CODESPACE: &str = "stave";
+
+/// One code per kind of failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
+pub enum Code {
+    Ok = 0,
+    /// The bytes are not a `Tx`, or its body is not a `TxBody`.
+    Decode = 1,
+    /// The body does not re-encode to the same bytes.
+    NonCanonical = 2,
+    /// The signature does not verify.
+    Signature = 3,
+    /// The body names another chain.
+    WrongChain = 4,
+    /// The nonce is not the account's next nonce.
+    Nonce = 5,
+    /// The encoded tx exceeds `max_tx_bytes`.
+    TxTooLarge = 6,
+    /// More actions than `max_actions_per_tx`, or none at all.
+    ActionCount = 7,
+    /// The signer is not a valid, non-weak ed25519 public key.
+    InvalidSigner = 8,
+    /// The signer may not do this.
+    Unauthorized = 9,
+    /// The thing acted on does not exist.
+    NotFound = 10,
+    /// The action conflicts with existing state.
+    Conflict = 11,
+    /// A field is malformed or out of its limits.
+    InvalidArgument = 12,
+    /// The account's stored-bytes quota would be exceeded.
+    QuotaExceeded = 13,
+    /// The memo exceeds `max_memo_bytes`.
+    MemoTooLarge = 14,
+    /// Node-local mempool policy refused the tx (not a consensus rule).
+    MempoolPolicy = 15,
+    /// The node is not ready (no genesis yet).
+    NotReady = 16,
+}
+
+impl Code {
+    pub fn value(self) -> u32 {
+        self as u32
+    }
+
+    /// The name used in logs and docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::Ok => "OK",
+            Code::Decode => "DECODE",
+            Code::NonCanonical => "NON_CANONICAL",
+            Code::Signature => "SIGNATURE",
+            Code::WrongChain => "WRONG_CHAIN",
+            Code::Nonce => "NONCE",
+            Code::TxTooLarge => "TX_TOO_LARGE",
+            Code::ActionCount => "ACTION_COUNT",
+            Code::InvalidSigner => "INVALID_SIGNER",
+            Code::Unauthorized => "UNAUTHORIZED",
+            Code::NotFound => "NOT_FOUND",
+            Code::Conflict => "CONFLICT",
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::QuotaExceeded => "QUOTA_EXCEEDED",
+            Code::MemoTooLarge => "MEMO_TOO_LARGE",
+            Code::MempoolPolicy => "MEMPOOL_POLICY",
+            Code::NotReady => "NOT_READY",
+        }
+    }
+
+    /// Every code, for docs and tests.
+    pub const ALL: [Code; 17] = [
+        Code::Ok,
+        Code::Decode,
+        Code::NonCanonical,
+        Code::Signature,
+        Code::WrongChain,
+        Code::Nonce,
+        Code::TxTooLarge,
+        Code::ActionCount,
+        Code::InvalidSigner,
+        Code::Unauthorized,
+        Code::NotFound,
+        Code::Conflict,
+        Code::InvalidArgument,
+        Code::QuotaExceeded,
+        Code::MemoTooLarge,
+        Code::MempoolPolicy,
+        Code::NotReady,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_stable() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in Code::ALL {
+            assert!(seen.insert(c.value()), "duplicate code {}", c.value());
+        }
+        assert_eq!(Code::Signature.value(), 3);
+        assert_eq!(Code::Nonce.value(), 5);
+        assert_eq!(Code::TxTooLarge.value(), 6);
+    }
+}

@@ -1,0 +1,79 @@
+use thiserror::Error;
+
+use super::Code;
+use crate::store::StoreError;
+
+/// Why a transaction was refused. Each variant maps to one stable [`Code`];
+/// the message carries the offending values.
+#[derive(Debug, Error)]
+pub enum TxError {
+    #[error("tx does not decode: {0}")]
+    Decode(String),
+    #[error("tx body is not canonically encoded ({len} bytes re-encode to {reencoded})")]
+    NonCanonical { len: usize, reencoded: usize },
+    #[error("signature does not verify for signer {signer}")]
+    Signature { signer: String },
+    #[error("wrong chain id: expected {expected:?}, got {got:?}")]
+    WrongChain { expected: String, got: String },
+    #[error("wrong nonce for {signer}: expected {expected}, got {got}")]
+    Nonce {
+        signer: String,
+        expected: u64,
+        got: u64,
+    },
+    #[error("tx is {size} bytes, over the limit of {max}")]
+    TxTooLarge { size: usize, max: u64 },
+    #[error("tx has {count} actions; allowed 1..={max}")]
+    ActionCount { count: usize, max: u32 },
+    #[error("invalid signer public key {key}: {reason}")]
+    InvalidSigner { key: String, reason: String },
+    #[error("unauthorised: {0}")]
+    Unauthorized(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    #[error("quota exceeded for {account}: {used} + {adding} bytes > {quota}")]
+    QuotaExceeded {
+        account: String,
+        used: u64,
+        adding: u64,
+        quota: u64,
+    },
+    #[error("memo is {size} bytes, over the limit of {max}")]
+    MemoTooLarge { size: usize, max: u32 },
+    #[error("mempool policy: {0}")]
+    MempoolPolicy(String),
+    #[error("node not ready: {0}")]
+    NotReady(String),
+    /// A node fault while executing: never a tx result (see `StoreError`).
+    #[error("store fault: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl TxError {
+    pub fn code(&self) -> Code {
+        match self {
+            TxError::Decode(_) => Code::Decode,
+            TxError::NonCanonical { .. } => Code::NonCanonical,
+            TxError::Signature { .. } => Code::Signature,
+            TxError::WrongChain { .. } => Code::WrongChain,
+            TxError::Nonce { .. } => Code::Nonce,
+            TxError::TxTooLarge { .. } => Code::TxTooLarge,
+            TxError::ActionCount { .. } => Code::ActionCount,
+            TxError::InvalidSigner { .. } => Code::InvalidSigner,
+            TxError::Unauthorized(_) => Code::Unauthorized,
+            TxError::NotFound(_) => Code::NotFound,
+            TxError::Conflict(_) => Code::Conflict,
+            TxError::InvalidArgument(_) => Code::InvalidArgument,
+            TxError::QuotaExceeded { .. } => Code::QuotaExceeded,
+            TxError::MemoTooLarge { .. } => Code::MemoTooLarge,
+            TxError::MempoolPolicy(_) => Code::MempoolPolicy,
+            TxError::NotReady(_) => Code::NotReady,
+            // Never reported as a tx result; the executor aborts instead.
+            TxError::Store(_) => Code::NotReady,
+        }
+    }
+}

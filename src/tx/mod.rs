@@ -1,0 +1,17 @@
+//! Transactions: the envelope, sign bytes, verification, actions and the
+//! stable error codes.
+
+mod action;
+pub mod build;
+mod codes;
+mod envelope;
+mod error;
+pub mod verify;
+
+pub use action::Action;
+pub use codes::{Code, CODESPACE};
+pub use envelope::{identity_key, sign_bytes, DecodedTx, SIGN_DOMAIN};
+pub use error::TxError;
+
+#[cfg(test)]
+mod tests;

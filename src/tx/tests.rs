@@ -1,0 +1,123 @@
+//! Codec, signature and canonical-encoding rules.
+
+use super::build::sign_tx;
+use super::*;
+use crate::keyspaces::kv::KvSet;
+use crate::keyspaces::params::Params;
+use crate::proto::tx as pb;
+use ed25519_dalek::SigningKey;
+use prost::Message;
+use proptest::prelude::*;
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_bytes(&[seed; 32])
+}
+
+fn set(k: &[u8], v: &[u8]) -> Action {
+    Action::KvSet(KvSet { key: k.to_vec(), value: v.to_vec() })
+}
+
+proptest! {
+    #[test]
+    fn signed_txs_round_trip(seed in 1u8..=255, nonce in any::<u64>(),
+        k in proptest::collection::vec(any::<u8>(), 1..64),
+        v in proptest::collection::vec(any::<u8>(), 0..256),
+        memo in "[a-z ]{0,40}") {
+        let sk = key(seed);
+        let raw = sign_tx(&sk, "chain-x", nonce, vec![set(&k, &v)], &memo);
+        let tx = DecodedTx::decode(&raw, &Params::default()).unwrap();
+        prop_assert!(tx.verify_signature().is_ok());
+        prop_assert_eq!(tx.nonce, nonce);
+        prop_assert_eq!(tx.signer, sk.verifying_key().to_bytes());
+        prop_assert_eq!(&tx.memo, &memo);
+        prop_assert_eq!(tx.actions.clone(), vec![set(&k, &v)]);
+        prop_assert!(tx.check_chain("chain-x").is_ok());
+        prop_assert!(tx.check_chain("chain-y").is_err());
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_decoder(raw in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let _ = DecodedTx::decode(&raw, &Params::default());
+    }
+}
+
+#[test]
+fn any_flipped_body_bit_breaks_the_signature_or_the_decode() {
+    let raw = sign_tx(&key(3), "c", 7, vec![set(b"k", b"v")], "");
+    let tx = pb::Tx::decode(raw.as_slice()).unwrap();
+    for i in 0..tx.body_bytes.len() * 8 {
+        let mut t = tx.clone();
+        t.body_bytes[i / 8] ^= 1 << (i % 8);
+        let bytes = t.encode_to_vec();
+        if let Ok(d) = DecodedTx::decode(&bytes, &Params::default()) {
+            assert!(d.verify_signature().is_err(), "bit {i} flipped yet verified");
+        }
+    }
+}
+
+#[test]
+fn signature_covers_the_domain_tag() {
+    use ed25519_dalek::Signer;
+    let sk = key(4);
+    let body = pb::TxBody {
+        chain_id: "c".into(),
+        signer: sk.verifying_key().to_bytes().to_vec(),
+        nonce: 0,
+        actions: vec![set(b"k", b"v").into()],
+        memo: String::new(),
+    };
+    let body_bytes = body.encode_to_vec();
+    // Signed without the domain tag: must not verify.
+    let sig = sk.sign(&body_bytes).to_bytes().to_vec();
+    let raw = pb::Tx { body_bytes, signature: sig }.encode_to_vec();
+    let tx = DecodedTx::decode(&raw, &Params::default()).unwrap();
+    assert_eq!(tx.verify_signature().unwrap_err().code(), Code::Signature);
+}
+
+#[test]
+fn non_canonical_body_is_refused() {
+    let sk = key(5);
+    let raw = sign_tx(&sk, "c", 0, vec![set(b"k", b"v")], "");
+    let mut tx = pb::Tx::decode(raw.as_slice()).unwrap();
+    // An unknown field appended: prost skips it, so re-encoding differs.
+    tx.body_bytes.extend_from_slice(&[0x78, 0x01]); // field 15, varint 1
+    let e = DecodedTx::decode(&tx.encode_to_vec(), &Params::default()).unwrap_err();
+    assert_eq!(e.code(), Code::NonCanonical);
+}
+
+#[test]
+fn oversized_tx_and_action_counts_are_refused() {
+    let sk = key(6);
+    let params = Params { max_tx_bytes: 200, max_actions_per_tx: 2, ..Params::default() };
+    let big = sign_tx(&sk, "c", 0, vec![set(b"k", &[0u8; 300])], "");
+    assert_eq!(DecodedTx::decode(&big, &params).unwrap_err().code(), Code::TxTooLarge);
+    let many = sign_tx(&sk, "c", 0, vec![set(b"a", b""), set(b"b", b""), set(b"c", b"")], "");
+    assert_eq!(DecodedTx::decode(&many, &params).unwrap_err().code(), Code::ActionCount);
+    let none = sign_tx(&sk, "c", 0, vec![], "");
+    assert_eq!(DecodedTx::decode(&none, &params).unwrap_err().code(), Code::ActionCount);
+}
+
+#[test]
+fn weak_and_malformed_signer_keys_are_refused() {
+    // The identity point (small order) and a 31-byte key.
+    let mut identity = [0u8; 32];
+    identity[0] = 1;
+    assert_eq!(identity_key(&identity).unwrap_err().code(), Code::InvalidSigner);
+    assert_eq!(identity_key(&[1u8; 31]).unwrap_err().code(), Code::InvalidSigner);
+    assert!(identity_key(&key(9).verifying_key().to_bytes()).is_ok());
+}
+
+#[test]
+fn batch_and_single_verification_agree() {
+    let params = Params::default();
+    let mut txs: Vec<DecodedTx> = (0..100u64)
+        .map(|i| DecodedTx::decode(&sign_tx(&key((i % 250 + 1) as u8), "c", i, vec![set(b"k", b"v")], ""), &params).unwrap())
+        .collect();
+    txs[17].signature[5] ^= 1;
+    txs[63].signature[40] ^= 1;
+    let refs: Vec<&DecodedTx> = txs.iter().collect();
+    let batch = verify::verify_all(&refs);
+    let single: Vec<bool> = txs.iter().map(|t| t.verify_signature().is_ok()).collect();
+    assert_eq!(batch, single);
+    assert!(!batch[17] && !batch[63] && batch[0]);
+}

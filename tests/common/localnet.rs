@@ -1,0 +1,705 @@
+//! A real Stave + CometBFT network on 127.0.0.1, driven through
+//! `testnet/testnet` (the same script people use by hand), for end-to-end
+//! tests.
+//!
+//! - [`binaries`] finds `STAVE_BIN` and `COMETBFT_BIN`. With `CI=true` a
+//!   missing binary fails the test; otherwise the test prints a notice and
+//!   returns early.
+//! - [`Localnet::new`] prepares a private network directory (a tempdir) and
+//!   a private copy of the stave binary; [`Localnet::up`] starts the nodes.
+//!   Dropping a `Localnet` always runs `testnet destroy`, also on panic.
+//! - Every wait is bounded and, on timeout, panics with the tail of every
+//!   node's logs ([`Localnet::fail`]).
+//!
+//! Ports: node `i` uses `P = base_port + 10*i`: gRPC `P`, metrics `P+1`,
+//! CometBFT p2p `P+6`, CometBFT RPC `P+7`. Give every test its own base port
+//! and tests can run in parallel.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use stave::client::{CometRpc, StaveClient};
+use stave::proto::query::{AccountRequest, KvGetRequest, KvListRequest, StatusRequest, StatusResponse};
+
+/// How often wait loops poll.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// The binaries an end-to-end test runs.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    pub stave: PathBuf,
+    pub cometbft: PathBuf,
+}
+
+/// True when the environment says this is CI (`CI=true` or `CI=1`).
+pub fn in_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v.eq_ignore_ascii_case("true") || v == "1")
+        .unwrap_or(false)
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+fn home_dir() -> PathBuf {
+    PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// `STAVE_BIN`, else `$CARGO_TARGET_DIR/release/stave` (`CARGO_TARGET_DIR`
+/// defaults to `$HOME/.cache/stave-target`).
+pub fn stave_bin_path() -> PathBuf {
+    if let Some(p) = non_empty_env("STAVE_BIN") {
+        return PathBuf::from(p);
+    }
+    let target = non_empty_env("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home_dir().join(".cache/stave-target"));
+    target.join("release/stave")
+}
+
+/// `COMETBFT_BIN`, else `cometbft` on PATH, else `$HOME/go/bin/cometbft`.
+pub fn cometbft_bin_path() -> PathBuf {
+    if let Some(p) = non_empty_env("COMETBFT_BIN") {
+        return PathBuf::from(p);
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let c = dir.join("cometbft");
+            if is_executable(&c) {
+                return c;
+            }
+        }
+    }
+    home_dir().join("go/bin/cometbft")
+}
+
+/// The binaries, or `None` (after a notice) when one is missing outside CI.
+/// Under `CI=true` a missing binary panics: CI must never skip these tests.
+pub fn binaries(test: &str) -> Option<Binaries> {
+    let bins = Binaries {
+        stave: stave_bin_path(),
+        cometbft: cometbft_bin_path(),
+    };
+    let mut missing = Vec::new();
+    if !is_executable(&bins.stave) {
+        missing.push(format!(
+            "stave binary {} (set STAVE_BIN, or run `cargo build --release --bin stave`)",
+            bins.stave.display()
+        ));
+    }
+    if !is_executable(&bins.cometbft) {
+        missing.push(format!(
+            "cometbft binary {} (set COMETBFT_BIN, or run scripts/install-cometbft.sh)",
+            bins.cometbft.display()
+        ));
+    }
+    if missing.is_empty() {
+        return Some(bins);
+    }
+    let msg = format!("{test}: missing {}", missing.join("; "));
+    if in_ci() {
+        panic!("{msg}. CI=true: end-to-end tests must run, not skip");
+    }
+    eprintln!("NOTICE: skipping {msg} (outside CI a missing binary skips the test)");
+    None
+}
+
+/// The repository root (where `testnet/testnet` lives).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One of a node's two processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proc {
+    Stave,
+    Cometbft,
+}
+
+impl Proc {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Proc::Stave => "stave",
+            Proc::Cometbft => "cometbft",
+        }
+    }
+}
+
+/// Settings of a new network.
+#[derive(Debug, Clone)]
+pub struct LocalnetConfig {
+    pub nodes: usize,
+    /// First port; node i uses base_port + 10*i .. +8. Unique per test.
+    pub base_port: u16,
+    pub chain_id: String,
+    /// CometBFT `consensus.timeout_commit`.
+    pub timeout_commit: String,
+    /// Seconds `testnet up` waits for block 1 on every node.
+    pub up_timeout_secs: u64,
+}
+
+impl LocalnetConfig {
+    pub fn new(nodes: usize, base_port: u16) -> Self {
+        LocalnetConfig {
+            nodes,
+            base_port,
+            chain_id: format!("stave-e2e-{base_port}"),
+            timeout_commit: "500ms".into(),
+            up_timeout_secs: 120,
+        }
+    }
+}
+
+/// A localnet in a private directory. Dropping it destroys the network.
+pub struct Localnet {
+    pub nodes: usize,
+    pub base_port: u16,
+    pub chain_id: String,
+    /// `STAVE_TESTNET_HOME`.
+    pub home: PathBuf,
+    /// The private copy of the stave binary every process of this network runs.
+    pub stave_bin: PathBuf,
+    pub cometbft_bin: PathBuf,
+    /// A scratch directory for the test (keyrings, ...), removed with the network.
+    pub scratch: PathBuf,
+    bin_dir: PathBuf,
+    script: PathBuf,
+    timeout_commit: String,
+    up_timeout_secs: u64,
+    /// Set once [`Localnet::fail`] printed the logs, so the drop guard does not repeat them.
+    reported: std::sync::atomic::AtomicBool,
+    _tmp: tempfile::TempDir,
+}
+
+impl Localnet {
+    /// Prepares the network directory; starts nothing. Create the `Localnet`
+    /// before [`Localnet::up`] so that its drop guard covers a failed start.
+    ///
+    /// The stave binary is copied into the tempdir and passed as
+    /// `STAVE_BIN`: `testnet up` rebuilds when `STAVE_BIN` is cargo's own
+    /// output path (and `cargo test` holds the target-dir lock), and a
+    /// private copy cannot change under the network if someone rebuilds.
+    pub fn new(bins: &Binaries, cfg: LocalnetConfig) -> Self {
+        assert!(cfg.nodes >= 1, "a network needs at least one node");
+        let tmp = tempfile::Builder::new()
+            .prefix("stave-e2e-")
+            .tempdir()
+            .expect("creating the test's tempdir");
+        let bin_dir = tmp.path().join("bin");
+        let scratch = tmp.path().join("scratch");
+        std::fs::create_dir_all(&bin_dir).expect("creating bin dir");
+        std::fs::create_dir_all(&scratch).expect("creating scratch dir");
+        let stave_bin = bin_dir.join("stave");
+        std::fs::copy(&bins.stave, &stave_bin).unwrap_or_else(|e| {
+            panic!("copying {} to {}: {e}", bins.stave.display(), stave_bin.display())
+        });
+        // testnet/testnet finds CometBFT through scripts/install-cometbft.sh,
+        // which looks on PATH first: put the chosen binary first on PATH.
+        let comet_link = bin_dir.join("cometbft");
+        std::os::unix::fs::symlink(&bins.cometbft, &comet_link).unwrap_or_else(|e| {
+            panic!("linking {} to {}: {e}", bins.cometbft.display(), comet_link.display())
+        });
+        Localnet {
+            nodes: cfg.nodes,
+            base_port: cfg.base_port,
+            chain_id: cfg.chain_id,
+            home: tmp.path().join("net"),
+            stave_bin,
+            cometbft_bin: bins.cometbft.clone(),
+            scratch,
+            bin_dir,
+            script: repo_root().join("testnet/testnet"),
+            timeout_commit: cfg.timeout_commit,
+            up_timeout_secs: cfg.up_timeout_secs,
+            reported: std::sync::atomic::AtomicBool::new(false),
+            _tmp: tmp,
+        }
+    }
+
+    // ---------------------------------------------------------------------
+    // The script
+
+    fn script_command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("bash");
+        c.arg(&self.script).args(args);
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![self.bin_dir.clone()];
+        dirs.extend(std::env::split_paths(&path));
+        c.env("PATH", std::env::join_paths(dirs).expect("PATH"))
+            .env("STAVE_TESTNET_HOME", &self.home)
+            .env("STAVE_BASE_PORT", self.base_port.to_string())
+            .env("STAVE_NODES", self.nodes.to_string())
+            .env("STAVE_CHAIN_ID", &self.chain_id)
+            .env("STAVE_BIN", &self.stave_bin)
+            .env("COMETBFT_BIN", &self.cometbft_bin)
+            .env("STAVE_TIMEOUT_COMMIT", &self.timeout_commit)
+            .env("STAVE_UP_TIMEOUT", self.up_timeout_secs.to_string())
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Runs `testnet/testnet ARGS` and returns its output, whatever the exit status.
+    pub fn script(&self, args: &[&str]) -> Output {
+        self.script_command(args)
+            .output()
+            .unwrap_or_else(|e| panic!("running {} {args:?}: {e}", self.script.display()))
+    }
+
+    /// Runs `testnet/testnet ARGS`; fails the test (with logs) unless it exits 0.
+    pub fn script_ok(&self, args: &[&str]) -> String {
+        let out = self.script(args);
+        if !out.status.success() {
+            self.fail(&format!(
+                "`testnet/testnet {}` failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `testnet up N`: creates and starts the network; returns when every node
+    /// has committed block 1 (the script's own bounded wait).
+    pub fn up(&self) {
+        let n = self.nodes.to_string();
+        self.script_ok(&["up", &n]);
+    }
+
+    /// `testnet down`: stops every process, keeps the data.
+    pub fn down(&self) {
+        self.script_ok(&["down"]);
+    }
+
+    /// `testnet kill NODE PROC`: SIGKILL; the supervisor restarts the pair.
+    pub fn kill(&self, node: usize, what: Proc) {
+        self.script_ok(&["kill", &node.to_string(), what.as_str()]);
+    }
+
+    /// `testnet restart NODE` (starts a supervisor if none runs).
+    pub fn restart(&self, node: usize) {
+        self.script_ok(&["restart", &node.to_string()]);
+    }
+
+    /// `testnet status`: (exit code, stdout).
+    pub fn status(&self) -> (i32, String) {
+        let out = self.script(&["status"]);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    /// Polls `testnet status` until it exits 0 (every node up, app hashes
+    /// identical at the lowest common height). Exit 1 (hashes differ) fails at once.
+    pub async fn wait_status_ok(&self, timeout: Duration) -> String {
+        let net = self;
+        self.wait_for("`testnet status` to exit 0", timeout, move || async move {
+            let (code, out) = net.status();
+            match code {
+                0 => Ok(out),
+                1 => net.fail(&format!("`testnet status` reports DIFFERENT app hashes:\n{out}")),
+                c => Err(format!("exit {c}:\n{out}")),
+            }
+        })
+        .await
+    }
+
+    // ---------------------------------------------------------------------
+    // Layout
+
+    pub fn port(&self, node: usize) -> u16 {
+        self.base_port + 10 * node as u16
+    }
+    pub fn grpc_url(&self, node: usize) -> String {
+        format!("http://127.0.0.1:{}", self.port(node))
+    }
+    pub fn rpc_url(&self, node: usize) -> String {
+        format!("http://127.0.0.1:{}", self.port(node) + 7)
+    }
+    pub fn node_dir(&self, node: usize) -> PathBuf {
+        self.home.join(format!("node{node}"))
+    }
+    pub fn stave_home(&self, node: usize) -> PathBuf {
+        self.node_dir(node).join("stave")
+    }
+    pub fn comet_home(&self, node: usize) -> PathBuf {
+        self.node_dir(node).join("cometbft")
+    }
+    pub fn log_path(&self, node: usize, what: &str) -> PathBuf {
+        self.node_dir(node).join(format!("{what}.log"))
+    }
+
+    /// The live pid of a node's process (from the supervisor's pid file).
+    pub fn pid(&self, node: usize, what: Proc) -> Option<u32> {
+        let file = self.node_dir(node).join(format!("{}.pid", what.as_str()));
+        let pid: u32 = std::fs::read_to_string(file).ok()?.trim().parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let state = stat.rsplit_once(") ")?.1.chars().next()?;
+        (state != 'Z').then_some(pid)
+    }
+
+    /// How many lines of a node's log (stave, cometbft, supervisor) contain `needle`.
+    pub fn count_in_log(&self, node: usize, what: &str, needle: &str) -> usize {
+        std::fs::read_to_string(self.log_path(node, what))
+            .map(|s| s.lines().filter(|l| l.contains(needle)).count())
+            .unwrap_or(0)
+    }
+
+    // ---------------------------------------------------------------------
+    // Failure reports
+
+    /// The last `lines` lines of `testnet logs NODE WHAT`.
+    pub fn log_tail(&self, node: usize, what: &str, lines: usize) -> String {
+        let out = self.script(&["logs", &node.to_string(), what]);
+        let text = if out.status.success() {
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        } else {
+            format!("(no log: {})", String::from_utf8_lossy(&out.stderr).trim())
+        };
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// `testnet status` and the tail of every node's logs.
+    pub fn diagnostics(&self) -> String {
+        let (code, status) = self.status();
+        let mut s = format!(
+            "===== testnet status (exit {code}) [STAVE_TESTNET_HOME={}]\n{status}",
+            self.home.display()
+        );
+        for i in 0..self.nodes {
+            for what in ["supervisor", "stave", "cometbft"] {
+                s.push_str(&format!(
+                    "\n===== node{i} {what} (testnet/testnet logs {i} {what}, last lines)\n{}\n",
+                    self.log_tail(i, what, 25)
+                ));
+            }
+        }
+        s
+    }
+
+    /// Fails the test with `msg` and the nodes' logs.
+    pub fn fail(&self, msg: &str) -> ! {
+        let diagnostics = self.diagnostics();
+        self.reported.store(true, std::sync::atomic::Ordering::SeqCst);
+        panic!("{msg}\n\n{diagnostics}")
+    }
+
+    /// Polls `probe` every [`POLL`] until it returns `Ok`, for at most
+    /// `timeout`; then fails with `what`, the last `Err` and the logs.
+    pub async fn wait_for<T, F, Fut>(&self, what: &str, timeout: Duration, mut probe: F) -> T
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, String>>,
+    {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let last = match probe().await {
+                Ok(v) => return v,
+                Err(e) => e,
+            };
+            if Instant::now() >= deadline {
+                self.fail(&format!(
+                    "timed out after {timeout:?} waiting for {what}; last observation: {last}"
+                ));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    // ---------------------------------------------------------------------
+    // Clients
+
+    /// A fresh gRPC client of a node (fails the test if it cannot connect).
+    pub async fn client(&self, node: usize) -> StaveClient {
+        match StaveClient::connect(&self.grpc_url(node)).await {
+            Ok(c) => c,
+            Err(e) => self.fail(&format!("node{node}: gRPC connect: {e:#}")),
+        }
+    }
+
+    /// A CometBFT JSON-RPC client of a node.
+    pub fn comet(&self, node: usize) -> CometRpc {
+        CometRpc::new(&self.rpc_url(node))
+    }
+
+    /// Stave's gRPC `Status`, or why not.
+    pub async fn stave_status(&self, node: usize) -> Result<StatusResponse, String> {
+        let mut c = StaveClient::connect(&self.grpc_url(node))
+            .await
+            .map_err(|e| format!("node{node}: {e:#}"))?;
+        c.query
+            .status(StatusRequest {})
+            .await
+            .map(|r| r.into_inner())
+            .map_err(|e| format!("node{node}: Status: {e}"))
+    }
+
+    /// CometBFT's latest block height, or why not.
+    pub async fn comet_height(&self, node: usize) -> Result<u64, String> {
+        self.comet(node)
+            .status()
+            .await
+            .map(|(h, _, _)| h)
+            .map_err(|e| format!("node{node} cometbft: {e:#}"))
+    }
+
+    /// The `app_hash` of block `height`'s header (upper-case hex), or why not.
+    pub async fn block_app_hash(&self, node: usize, height: u64) -> Result<String, String> {
+        let r = self
+            .comet(node)
+            .raw("block", json!({ "height": height.to_string() }))
+            .await
+            .map_err(|e| format!("node{node} block {height}: {e:#}"))?;
+        r["block"]["header"]["app_hash"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("node{node} block {height}: no header.app_hash in {r}"))
+    }
+
+    /// Waits until node's CometBFT has committed `height`.
+    pub async fn wait_comet_height(&self, node: usize, height: u64, timeout: Duration) -> u64 {
+        let net = self;
+        self.wait_for(&format!("node{node} CometBFT to reach height {height}"), timeout, move || async move {
+            let h = net.comet_height(node).await?;
+            if h >= height {
+                Ok(h)
+            } else {
+                Err(format!("at height {h}"))
+            }
+        })
+        .await
+    }
+
+    /// Waits until every node's CometBFT has committed `height`.
+    pub async fn wait_all_comet_height(&self, height: u64, timeout: Duration) {
+        for i in 0..self.nodes {
+            self.wait_comet_height(i, height, timeout).await;
+        }
+    }
+
+    /// Waits until node's Stave reports committed height >= `height`.
+    pub async fn wait_stave_height(&self, node: usize, height: u64, timeout: Duration) -> StatusResponse {
+        let net = self;
+        self.wait_for(&format!("node{node} Stave to commit height {height}"), timeout, move || async move {
+            let s = net.stave_status(node).await?;
+            if s.height >= height {
+                Ok(s)
+            } else {
+                Err(format!("Stave at height {}", s.height))
+            }
+        })
+        .await
+    }
+
+    /// The highest CometBFT height among reachable nodes.
+    pub async fn max_comet_height(&self) -> u64 {
+        let mut max = 0;
+        for i in 0..self.nodes {
+            if let Ok(h) = self.comet_height(i).await {
+                max = max.max(h);
+            }
+        }
+        max
+    }
+
+    /// Waits until `testnet kill` made the supervisor restart node's pair:
+    /// both processes run with pids other than `old` (stave, cometbft).
+    pub async fn wait_pair_restarted(&self, node: usize, old: (Option<u32>, Option<u32>), timeout: Duration) -> (u32, u32) {
+        let net = self;
+        self.wait_for(
+            &format!("the supervisor to restart node{node}'s pair (old pids {old:?})"),
+            timeout,
+            move || async move {
+                let s = net.pid(node, Proc::Stave);
+                let c = net.pid(node, Proc::Cometbft);
+                match (s, c) {
+                    (Some(s), Some(c)) if Some(s) != old.0 && Some(c) != old.1 => Ok((s, c)),
+                    other => Err(format!("pids now (stave, cometbft) = {other:?}")),
+                }
+            },
+        )
+        .await
+    }
+
+    /// Asserts that every node agrees on the app hash:
+    /// 1. each Stave's committed (height h, app hash) from gRPC `Status` equals
+    ///    the `app_hash` in the header of block h+1 on *every* node's CometBFT;
+    /// 2. at the lowest common CometBFT height, every node's header app hash is the same.
+    ///
+    /// Returns that common height.
+    pub async fn assert_app_hashes_agree(&self, timeout: Duration) -> u64 {
+        let mut statuses = Vec::new();
+        for i in 0..self.nodes {
+            let net = self;
+            let s = self
+                .wait_for(&format!("node{i} Stave Status"), timeout, move || async move {
+                    net.stave_status(i).await
+                })
+                .await;
+            statuses.push(s);
+        }
+        let max_h = statuses.iter().map(|s| s.height).max().unwrap_or(0);
+        self.wait_all_comet_height(max_h + 1, timeout).await;
+        for (i, s) in statuses.iter().enumerate() {
+            for j in 0..self.nodes {
+                let header = match self.block_app_hash(j, s.height + 1).await {
+                    Ok(h) => h,
+                    Err(e) => self.fail(&e),
+                };
+                if !header.eq_ignore_ascii_case(&s.app_hash) {
+                    self.fail(&format!(
+                        "node{i} Stave committed height {} with app hash {}, but node{j}'s block {} header carries app hash {header}",
+                        s.height,
+                        s.app_hash,
+                        s.height + 1
+                    ));
+                }
+            }
+        }
+        let mut common = u64::MAX;
+        for i in 0..self.nodes {
+            match self.comet_height(i).await {
+                Ok(h) => common = common.min(h),
+                Err(e) => self.fail(&e),
+            }
+        }
+        let mut hashes = Vec::new();
+        for i in 0..self.nodes {
+            match self.block_app_hash(i, common).await {
+                Ok(h) => hashes.push(h),
+                Err(e) => self.fail(&e),
+            }
+        }
+        if hashes.iter().any(|h| h != &hashes[0]) {
+            self.fail(&format!("app hashes at common height {common} differ: {hashes:?}"));
+        }
+        common
+    }
+
+    // ---------------------------------------------------------------------
+    // State reads over gRPC
+
+    /// An account's (found, nonce) on a node.
+    pub async fn account(&self, node: usize, pubkey: &[u8]) -> Result<(bool, u64), String> {
+        let mut c = StaveClient::connect(&self.grpc_url(node))
+            .await
+            .map_err(|e| format!("node{node}: {e:#}"))?;
+        let r = c
+            .query
+            .account(AccountRequest { pubkey: pubkey.to_vec() })
+            .await
+            .map_err(|e| format!("node{node}: Account: {e}"))?
+            .into_inner();
+        Ok((r.found, r.nonce))
+    }
+
+    /// `KvGet` on a node: `Some(value)` if found.
+    pub async fn kv_get(client: &mut StaveClient, signer: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        let r = client
+            .query
+            .kv_get(KvGetRequest { signer: signer.to_vec(), key: key.to_vec() })
+            .await
+            .map_err(|e| format!("KvGet: {e}"))?
+            .into_inner();
+        Ok(r.found.then_some(r.value))
+    }
+
+    /// Every kv entry of `signer` on a node, following `next_key`.
+    pub async fn kv_list_all(client: &mut StaveClient, signer: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+        let mut out = Vec::new();
+        let mut start_after = Vec::new();
+        for _ in 0..10_000 {
+            let r = client
+                .query
+                .kv_list(KvListRequest { signer: signer.to_vec(), start_after: start_after.clone(), limit: 1000 })
+                .await
+                .map_err(|e| format!("KvList: {e}"))?
+                .into_inner();
+            out.extend(r.entries.into_iter().map(|e| (e.key, e.value)));
+            if r.next_key.is_empty() {
+                return Ok(out);
+            }
+            start_after = r.next_key;
+        }
+        Err("KvList did not finish after 10000 pages".into())
+    }
+
+    // ---------------------------------------------------------------------
+    // Running binaries directly
+
+    /// Runs the network's stave binary with `args` (e.g. the CLI).
+    pub fn stave_cmd(&self, args: &[&str]) -> Output {
+        Command::new(&self.stave_bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("running stave {args:?}: {e}"))
+    }
+
+    /// Runs the CometBFT binary with `args`.
+    pub fn cometbft_cmd(&self, args: &[&str]) -> Output {
+        Command::new(&self.cometbft_bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("running cometbft {args:?}: {e}"))
+    }
+
+    /// Runs a binary's output check: fails with its output unless it exited 0.
+    pub fn expect_success(&self, what: &str, out: &Output) -> String {
+        if !out.status.success() {
+            self.fail(&format!(
+                "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Parses stdout of a `--output json` command.
+    pub fn json_of(&self, what: &str, out: &Output) -> Value {
+        let text = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(&text).unwrap_or_else(|e| {
+            self.fail(&format!(
+                "{what}: stdout is not JSON ({e}):\n--- stdout\n{text}\n--- stderr\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        })
+    }
+}
+
+impl Drop for Localnet {
+    fn drop(&mut self) {
+        if std::thread::panicking() && !self.reported.load(std::sync::atomic::Ordering::SeqCst) {
+            eprintln!("\n[localnet {}] test failed; state before teardown:", self.home.display());
+            eprintln!("{}", self.diagnostics());
+        }
+        if self.home.exists() {
+            let out = self.script(&["destroy"]);
+            if !out.status.success() {
+                eprintln!(
+                    "[localnet {}] `testnet destroy` failed ({}): {}",
+                    self.home.display(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Helpers shared by the integration tests. Each test file that needs them
+//! declares `mod common;`; not every file uses every helper.
+
+#![allow(dead_code)]
+
+pub mod localnet;

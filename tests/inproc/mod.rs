@@ -1,0 +1,229 @@
+//! In-process harness: drives Stave's real tower-abci services (consensus
+//! actor, mempool, info) over a real RocksDB in a temp dir, with the
+//! request types CometBFT sends. No CometBFT here; that is `e2e_*`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use ed25519_dalek::SigningKey;
+use stave::abci::{consensus::Consensus, info::InfoService, mempool::MempoolService};
+use stave::app::{App, AppConfig};
+use stave::keyspaces::kv::{KvDelete, KvSet};
+use stave::store::ChainStore;
+use stave::tx::{build::sign_tx, Action};
+use tendermint::abci::{request, response, types::CommitInfo};
+use tendermint::v0_38::abci::{
+    ConsensusRequest, ConsensusResponse, InfoRequest, InfoResponse, MempoolRequest, MempoolResponse,
+};
+use tower::{Service, ServiceExt};
+
+pub const CHAIN: &str = "stave-test";
+
+/// Block time of `height`, deterministic: 1 s per block from a fixed epoch.
+pub fn block_time(height: u64) -> tendermint::Time {
+    tendermint::Time::from_unix_timestamp(1_700_000_000 + height as i64, 0).unwrap()
+}
+
+pub fn key(seed: u8) -> SigningKey {
+    SigningKey::from_bytes(&[seed; 32])
+}
+
+pub fn set(k: &str, v: &str) -> Action {
+    Action::KvSet(KvSet { key: k.as_bytes().to_vec(), value: v.as_bytes().to_vec() })
+}
+
+pub fn del(k: &str) -> Action {
+    Action::KvDelete(KvDelete { key: k.as_bytes().to_vec() })
+}
+
+pub fn signed(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
+    Bytes::from(sign_tx(&key(seed), CHAIN, nonce, actions, ""))
+}
+
+/// One node: the consensus actor, mempool and info services over a store.
+pub struct Node {
+    pub path: PathBuf,
+    pub store: ChainStore,
+    consensus: Option<Consensus>,
+    actor: Option<std::thread::JoinHandle<()>>,
+    mempool: MempoolService,
+    info: InfoService,
+}
+
+impl Node {
+    pub fn open(path: &Path) -> Node {
+        Self::open_with(path, AppConfig::default())
+    }
+
+    pub fn open_with(path: &Path, config: AppConfig) -> Node {
+        let store = ChainStore::open(path).expect("open store");
+        let app = App::load(store.clone(), config).expect("load app");
+        let mempool = MempoolService::new(app.mempool());
+        let (consensus, actor) = Consensus::spawn_with_handle(app);
+        Node {
+            path: path.to_path_buf(),
+            info: InfoService { store: store.clone() },
+            store,
+            consensus: Some(consensus),
+            actor: Some(actor),
+            mempool,
+        }
+    }
+
+    /// Stops the node as a crash would: whatever was not committed is gone.
+    pub fn shutdown(mut self) -> PathBuf {
+        self.consensus.take();
+        if let Some(h) = self.actor.take() {
+            h.join().expect("actor thread");
+        }
+        self.path.clone()
+    }
+
+    async fn consensus(&mut self, req: ConsensusRequest) -> ConsensusResponse {
+        let svc = self.consensus.as_mut().expect("running");
+        svc.ready().await.expect("ready").call(req).await.expect("consensus never errs")
+    }
+
+    pub async fn init_chain(&mut self, app_state: serde_json::Value) -> Vec<u8> {
+        let req = request::InitChain {
+            time: block_time(0),
+            chain_id: CHAIN.into(),
+            consensus_params: tendermint::consensus::Params {
+                block: tendermint::block::Size { max_bytes: 22_020_096, max_gas: -1, time_iota_ms: 1000 },
+                evidence: tendermint::evidence::Params {
+                    max_age_num_blocks: 100_000,
+                    max_age_duration: tendermint::evidence::Duration(std::time::Duration::from_secs(172_800)),
+                    max_bytes: 1_048_576,
+                },
+                validator: tendermint::consensus::params::ValidatorParams {
+                    pub_key_types: vec![tendermint::public_key::Algorithm::Ed25519],
+                },
+                version: None,
+                abci: Default::default(),
+            },
+            validators: vec![],
+            app_state_bytes: Bytes::from(serde_json::to_vec(&app_state).unwrap()),
+            initial_height: 1u32.into(),
+        };
+        match self.consensus(ConsensusRequest::InitChain(req)).await {
+            ConsensusResponse::InitChain(r) => r.app_hash.as_bytes().to_vec(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    pub async fn finalize(&mut self, height: u64, txs: Vec<Bytes>) -> response::FinalizeBlock {
+        let req = request::FinalizeBlock {
+            txs,
+            decided_last_commit: CommitInfo { round: 0u16.into(), votes: vec![] },
+            misbehavior: vec![],
+            hash: tendermint::Hash::None,
+            height: height.try_into().unwrap(),
+            time: block_time(height),
+            next_validators_hash: tendermint::Hash::None,
+            proposer_address: tendermint::account::Id::new([0; 20]),
+        };
+        match self.consensus(ConsensusRequest::FinalizeBlock(req)).await {
+            ConsensusResponse::FinalizeBlock(r) => r,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    pub async fn commit(&mut self) -> response::Commit {
+        match self.consensus(ConsensusRequest::Commit).await {
+            ConsensusResponse::Commit(r) => r,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    /// FinalizeBlock then Commit; returns the block's app hash.
+    pub async fn block(&mut self, height: u64, txs: Vec<Bytes>) -> (Vec<u8>, response::FinalizeBlock) {
+        let r = self.finalize(height, txs).await;
+        self.commit().await;
+        (r.app_hash.as_bytes().to_vec(), r)
+    }
+
+    pub async fn process_proposal(&mut self, height: u64, txs: Vec<Bytes>) -> response::ProcessProposal {
+        let req = request::ProcessProposal {
+            txs,
+            proposed_last_commit: Some(CommitInfo { round: 0u16.into(), votes: vec![] }),
+            misbehavior: vec![],
+            hash: tendermint::Hash::None,
+            height: height.try_into().unwrap(),
+            time: block_time(height),
+            next_validators_hash: tendermint::Hash::None,
+            proposer_address: tendermint::account::Id::new([0; 20]),
+        };
+        match self.consensus(ConsensusRequest::ProcessProposal(req)).await {
+            ConsensusResponse::ProcessProposal(r) => r,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    pub async fn prepare_proposal(&mut self, height: u64, txs: Vec<Bytes>, max_tx_bytes: i64) -> Vec<Bytes> {
+        let req = request::PrepareProposal {
+            max_tx_bytes,
+            txs,
+            local_last_commit: None,
+            misbehavior: vec![],
+            height: height.try_into().unwrap(),
+            time: block_time(height),
+            next_validators_hash: tendermint::Hash::None,
+            proposer_address: tendermint::account::Id::new([0; 20]),
+        };
+        match self.consensus(ConsensusRequest::PrepareProposal(req)).await {
+            ConsensusResponse::PrepareProposal(r) => r.txs,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    pub async fn check_tx(&mut self, tx: Bytes, recheck: bool) -> response::CheckTx {
+        let kind = if recheck { request::CheckTxKind::Recheck } else { request::CheckTxKind::New };
+        let svc = &mut self.mempool;
+        match svc.ready().await.unwrap().call(MempoolRequest::CheckTx(request::CheckTx { tx, kind })).await.unwrap() {
+            MempoolResponse::CheckTx(r) => r,
+        }
+    }
+
+    pub async fn info(&mut self) -> response::Info {
+        let req = InfoRequest::Info(request::Info {
+            version: "0.38.26".into(),
+            block_version: 11,
+            p2p_version: 8,
+            abci_version: "2.0.0".into(),
+        });
+        match self.info.ready().await.unwrap().call(req).await.unwrap() {
+            InfoResponse::Info(r) => r,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    pub async fn query(&mut self, path: &str, data: &[u8], height: u64, prove: bool) -> response::Query {
+        let req = InfoRequest::Query(request::Query {
+            data: Bytes::copy_from_slice(data),
+            path: path.into(),
+            height: height.try_into().unwrap(),
+            prove,
+        });
+        match self.info.ready().await.unwrap().call(req).await.unwrap() {
+            InfoResponse::Query(r) => r,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+/// Genesis with default params and no accounts.
+pub fn default_genesis() -> serde_json::Value {
+    serde_json::json!({})
+}
+
+/// A whole-store fingerprint of the verifiable state (flat values), for
+/// "nothing changed" assertions.
+pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut all = Vec::new();
+    for prefix in [&b"accounts/"[..], b"kv/", b"params/", b"validators/"] {
+        all.extend(store.prefix_list(prefix, None, usize::MAX).unwrap());
+    }
+    all
+}
