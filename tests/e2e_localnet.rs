@@ -6,9 +6,10 @@
 //!   sequence (each step asserts): it comes up and commits blocks; 8 fresh
 //!   accounts commit 240 signed `kv.Set` txs sent over gRPC to all 4 nodes;
 //!   every node agrees on the app hash and serves every value; SIGKILL of one
-//!   node's Stave, then of another node's CometBFT, under load: the supervisor
-//!   restarts the pair, it catches up to the same app hash and no committed
-//!   tx is lost; bad-signature, wrong-chain and wrong-nonce txs are rejected
+//!   node's Stave, then of another node's CometBFT, while every account keeps
+//!   sending txs to the other nodes: the supervisor restarts the pair, it
+//!   catches up to the same app hash, and every tx that `BroadcastAndWait`
+//!   reported committed is readable on every node; bad-signature, wrong-chain and wrong-nonce txs are rejected
 //!   with codes 3, 4 and 5 and change nothing; the CLI signs, submits and
 //!   reads back from every node.
 //! - `init_chain_repeats_after_crash_before_block_1`: a 2-validator network
@@ -158,7 +159,14 @@ async fn assert_state_everywhere(net: &Localnet, accts: &[Acct]) {
 }
 
 // -------------------------------------------------------------------------
-// Load: each account sends kv.Set txs one after another with BroadcastAndWait
+// Load: each account sends rounds of LOAD_BATCH kv.Set txs in nonce order to
+// one node: the first ones with Broadcast (CheckTx only), the last one with
+// BroadcastAndWait. Once the last one is reported committed with code 0, every
+// lower nonce is committed too (a nonce is consumed only in order), so the
+// whole round counts as reported committed.
+
+/// Txs per account per round of load.
+const LOAD_BATCH: u64 = 5;
 
 struct LoadResult {
     acct: usize,
@@ -185,36 +193,57 @@ async fn load_account(
     let mut writes = Vec::new();
     let mut nonce = start_nonce;
     while !stop.load(Ordering::SeqCst) {
-        let k = format!("{label}/{a}/{nonce}").into_bytes();
-        let v = format!("{label} value of account {a} nonce {nonce}").into_bytes();
-        let tx = kv_set_tx(&key, &chain_id, nonce, &k, &v);
-        let r = c
-            .tx
-            .broadcast_and_wait(BroadcastAndWaitRequest { tx, timeout_ms: TX_COMMIT_TIMEOUT_MS })
-            .await
-            .map_err(|e| format!("account {a} nonce {nonce} -> node{node}: BroadcastAndWait: {e}"))?
-            .into_inner();
-        let check = r.check.clone().unwrap_or_default();
-        if check.code != 0 {
-            return Err(format!(
-                "account {a} nonce {nonce} -> node{node}: CheckTx code {} ({}): {}",
-                check.code, check.codespace, check.log
-            ));
+        let mut round = Vec::new();
+        for i in 0..LOAD_BATCH {
+            let n = nonce + i;
+            let k = format!("{label}/{a}/{n}").into_bytes();
+            let v = format!("{label} value of account {a} nonce {n}").into_bytes();
+            let tx = kv_set_tx(&key, &chain_id, n, &k, &v);
+            round.push((k, v));
+            if i + 1 < LOAD_BATCH {
+                let r = c
+                    .tx
+                    .broadcast(BroadcastRequest { tx })
+                    .await
+                    .map_err(|e| format!("account {a} nonce {n} -> node{node}: Broadcast: {e}"))?
+                    .into_inner();
+                if r.code != 0 {
+                    return Err(format!(
+                        "account {a} nonce {n} -> node{node}: CheckTx code {} ({}): {}",
+                        r.code, r.codespace, r.log
+                    ));
+                }
+                continue;
+            }
+            let r = c
+                .tx
+                .broadcast_and_wait(BroadcastAndWaitRequest { tx, timeout_ms: TX_COMMIT_TIMEOUT_MS })
+                .await
+                .map_err(|e| format!("account {a} nonce {n} -> node{node}: BroadcastAndWait: {e}"))?
+                .into_inner();
+            let check = r.check.clone().unwrap_or_default();
+            if check.code != 0 {
+                return Err(format!(
+                    "account {a} nonce {n} -> node{node}: CheckTx code {} ({}): {}",
+                    check.code, check.codespace, check.log
+                ));
+            }
+            if !r.committed {
+                return Err(format!(
+                    "account {a} nonce {n} -> node{node}: not committed within {TX_COMMIT_TIMEOUT_MS} ms"
+                ));
+            }
+            if r.code != 0 {
+                return Err(format!(
+                    "account {a} nonce {n} -> node{node}: committed at height {} with code {} ({}): {}",
+                    r.height, r.code, r.codespace, r.log
+                ));
+            }
+            // The earlier txs of the round committed at this height or before.
+            writes.extend(round.drain(..).map(|(k, v)| (k, v, r.height)));
         }
-        if !r.committed {
-            return Err(format!(
-                "account {a} nonce {nonce} -> node{node}: not committed within {TX_COMMIT_TIMEOUT_MS} ms"
-            ));
-        }
-        if r.code != 0 {
-            return Err(format!(
-                "account {a} nonce {nonce} -> node{node}: committed at height {} with code {} ({}): {}",
-                r.height, r.code, r.codespace, r.log
-            ));
-        }
-        writes.push((k, v, r.height));
-        nonce += 1;
-        committed.fetch_add(1, Ordering::SeqCst);
+        nonce += LOAD_BATCH;
+        committed.fetch_add(LOAD_BATCH as usize, Ordering::SeqCst);
     }
     Ok(LoadResult { acct: a, writes, next_nonce: nonce })
 }
@@ -389,7 +418,7 @@ async fn step_4_crash_under_load(net: &Localnet, accts: &mut [Acct], victim: usi
     };
 
     // Load is flowing before the kill.
-    wait_committed(2 * ACCOUNTS, "txs to commit under load before the kill".into()).await;
+    wait_committed(2 * ACCOUNTS * LOAD_BATCH as usize, "txs to commit under load before the kill".into()).await;
     let old = (net.pid(victim, Proc::Stave), net.pid(victim, Proc::Cometbft));
     assert!(old.0.is_some() && old.1.is_some(), "node{victim}'s pair is not running before the kill: {old:?}");
     let height_at_kill = net.max_comet_height().await;
@@ -411,7 +440,7 @@ async fn step_4_crash_under_load(net: &Localnet, accts: &mut [Acct], victim: usi
     loaders_ok();
 
     // The load went on through the crash and after it.
-    wait_committed(committed_at_kill + 2 * ACCOUNTS, "txs to commit after the kill".into()).await;
+    wait_committed(committed_at_kill + 2 * ACCOUNTS * LOAD_BATCH as usize, "txs to commit after the kill".into()).await;
     stop.store(true, Ordering::SeqCst);
     let mut max_height = 0;
     let mut after_kill = 0;

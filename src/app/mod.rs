@@ -216,7 +216,9 @@ impl App {
             return Err(AppError::HeightMismatch { committed, got: height });
         }
         let params = self.params()?.clone();
+        let t0 = std::time::Instant::now();
         let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let t_verify = t0.elapsed();
         let env = BlockEnv {
             height,
             time_ns,
@@ -230,7 +232,16 @@ impl App {
             outcomes.push(execute_tx(&mut block, &env, d.as_ref(), ok)?);
         }
         let changes = block.into_changes();
+        let t_exec = t0.elapsed();
         let commit = self.store.prepare(height, time_ns, changes)?;
+        tracing::debug!(
+            height,
+            txs = txs.len(),
+            verify_ms = t_verify.as_secs_f64() * 1e3,
+            execute_ms = (t_exec - t_verify).as_secs_f64() * 1e3,
+            tree_ms = (t0.elapsed() - t_exec).as_secs_f64() * 1e3,
+            "finalize phases"
+        );
         let app_hash = commit.app_hash;
         self.pending = Some(Pending {
             commit,

@@ -60,6 +60,11 @@ pub struct LoadtestArgs {
     /// Maximum in-flight `broadcast_tx_sync` requests.
     #[arg(long, default_value_t = 64)]
     pub concurrency: usize,
+    /// Stop issuing requests this many seconds after the start, even if the
+    /// nodes push back so hard that txs are left (reported as `unsent`).
+    /// Default: twice the planned duration (count / rate) plus 30 s.
+    #[arg(long)]
+    pub max_send_secs: Option<f64>,
     /// Chain id for stave txs (default: node_info.network of the first endpoint).
     #[arg(long)]
     pub chain_id: Option<String>,
@@ -164,9 +169,13 @@ pub async fn run(a: LoadtestArgs, out: Output) -> anyhow::Result<()> {
     let timeout = Duration::from_secs(a.timeout_secs);
     let expected = Duration::from_secs_f64(a.count as f64 / a.rate);
     let start = Instant::now();
-    // Sending may fall behind the schedule (back-pressure); it stops at twice
-    // the planned duration plus 30 s.
-    let send_deadline = start + expected * 2 + Duration::from_secs(30);
+    // Sending may fall behind the schedule (back-pressure); it stops at the
+    // send budget whatever is left.
+    let send_budget = match a.max_send_secs {
+        Some(s) if s > 0.0 && s.is_finite() => Duration::from_secs_f64(s),
+        _ => expected * 2 + Duration::from_secs(30),
+    };
+    let send_deadline = start + send_budget;
     let hard_deadline = send_deadline + timeout + Duration::from_secs(30);
 
     let (done_tx, done_rx) = tokio::sync::watch::channel(None);

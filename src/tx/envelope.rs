@@ -139,6 +139,48 @@ fn prefix_action(i: usize, e: TxError) -> TxError {
 pub fn identity_key(
     bytes: &[u8],
 ) -> Result<([u8; 32], ed25519_consensus::VerificationKey), TxError> {
+    if let Ok(arr) = <[u8; 32]>::try_from(bytes) {
+        if let Some(vk) = key_cache::get(&arr) {
+            return Ok((arr, vk));
+        }
+    }
+    let (arr, vk) = parse_identity_key(bytes)?;
+    key_cache::put(arr, vk);
+    Ok((arr, vk))
+}
+
+/// Keys that passed [`parse_identity_key`]. The check is a pure function of
+/// the bytes, so a hit gives the same answer; it saves two point
+/// decompressions per tx for accounts that send often.
+mod key_cache {
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+
+    use parking_lot::Mutex;
+
+    const CAPACITY: usize = 100_000;
+
+    fn cache() -> &'static Mutex<HashMap<[u8; 32], ed25519_consensus::VerificationKey>> {
+        static C: OnceLock<Mutex<HashMap<[u8; 32], ed25519_consensus::VerificationKey>>> = OnceLock::new();
+        C.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    pub fn get(k: &[u8; 32]) -> Option<ed25519_consensus::VerificationKey> {
+        cache().lock().get(k).copied()
+    }
+
+    pub fn put(k: [u8; 32], vk: ed25519_consensus::VerificationKey) {
+        let mut c = cache().lock();
+        if c.len() >= CAPACITY {
+            c.clear();
+        }
+        c.insert(k, vk);
+    }
+}
+
+fn parse_identity_key(
+    bytes: &[u8],
+) -> Result<([u8; 32], ed25519_consensus::VerificationKey), TxError> {
     let invalid = |reason: &str| TxError::InvalidSigner {
         key: hex::encode(bytes),
         reason: reason.to_string(),

@@ -7,7 +7,8 @@
 //!   returns early.
 //! - [`Localnet::new`] prepares a private network directory (a tempdir) and
 //!   a private copy of the stave binary; [`Localnet::up`] starts the nodes.
-//!   Dropping a `Localnet` always runs `testnet destroy`, also on panic.
+//!   Dropping a `Localnet` always runs `testnet destroy`, also on panic
+//!   (set `STAVE_E2E_LOG_DIR` to keep the node logs).
 //! - Every wait is bounded and, on timeout, panics with the tail of every
 //!   node's logs ([`Localnet::fail`]).
 //!
@@ -113,6 +114,26 @@ pub fn binaries(test: &str) -> Option<Binaries> {
     }
     eprintln!("NOTICE: skipping {msg} (outside CI a missing binary skips the test)");
     None
+}
+
+/// Removes ANSI escape sequences (`ESC [ ... letter`), so logs read cleanly
+/// in a failure message.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The repository root (where `testnet/testnet` lives).
@@ -369,6 +390,7 @@ impl Localnet {
         } else {
             format!("(no log: {})", String::from_utf8_lossy(&out.stderr).trim())
         };
+        let text = strip_ansi(&text);
         let all: Vec<&str> = text.lines().collect();
         all[all.len().saturating_sub(lines)..].join("\n")
     }
@@ -684,6 +706,26 @@ impl Localnet {
     }
 }
 
+impl Localnet {
+    /// With `STAVE_E2E_LOG_DIR` set, copies every node's logs to
+    /// `$STAVE_E2E_LOG_DIR/<chain id>/nodeI/` before the network is deleted.
+    fn save_logs(&self) {
+        let Some(dir) = non_empty_env("STAVE_E2E_LOG_DIR") else {
+            return;
+        };
+        for i in 0..self.nodes {
+            let dest = Path::new(&dir).join(&self.chain_id).join(format!("node{i}"));
+            if std::fs::create_dir_all(&dest).is_err() {
+                continue;
+            }
+            for what in ["supervisor", "stave", "cometbft"] {
+                let _ = std::fs::copy(self.log_path(i, what), dest.join(format!("{what}.log")));
+            }
+        }
+        eprintln!("[localnet] node logs saved in {dir}/{}", self.chain_id);
+    }
+}
+
 impl Drop for Localnet {
     fn drop(&mut self) {
         if std::thread::panicking() && !self.reported.load(std::sync::atomic::Ordering::SeqCst) {
@@ -691,6 +733,16 @@ impl Drop for Localnet {
             eprintln!("{}", self.diagnostics());
         }
         if self.home.exists() {
+            let out = self.script(&["down"]);
+            if !out.status.success() {
+                eprintln!(
+                    "[localnet {}] `testnet down` failed ({}): {}",
+                    self.home.display(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            self.save_logs();
             let out = self.script(&["destroy"]);
             if !out.status.success() {
                 eprintln!(

@@ -1,0 +1,145 @@
+//! Benchmark (a): FinalizeBlock + Commit throughput in process, for blocks of
+//! 1,000 and 5,000 signed `kv.Set` txs, on an empty store and on a store
+//! prefilled with 1M keys. Reports tx/s, FinalizeBlock and Commit ms per
+//! block, and peak RSS. Signatures are NOT in the node's verified cache
+//! (as in block sync or replay), so every block pays full verification.
+//!
+//! Run: `cargo bench --bench finalize_commit` (all scenarios, each in its own
+//! process so peak RSS is per scenario), or
+//! `cargo bench --bench finalize_commit -- <empty|1m> <block size> <blocks>`.
+
+use std::time::Instant;
+
+use ed25519_dalek::SigningKey;
+use stave::app::{App, AppConfig};
+use stave::keyspaces::kv::KvSet;
+use stave::store::ChainStore;
+use stave::tx::{build::sign_tx, Action};
+
+const CHAIN: &str = "bench";
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+fn keys(n: usize, salt: u8) -> Vec<SigningKey> {
+    (0..n)
+        .map(|i| {
+            let mut seed = [salt; 32];
+            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            SigningKey::from_bytes(&seed)
+        })
+        .collect()
+}
+
+/// Prefills `n` keys through the app itself (64 sets per tx, 1,000 txs per block).
+fn prefill(app: &mut App, n: usize, height: &mut u64) {
+    let per_tx = 64;
+    let signers = keys(1000, 0xAA);
+    let mut nonces = vec![0u64; signers.len()];
+    let mut written = 0usize;
+    let start = Instant::now();
+    while written < n {
+        let mut txs = Vec::with_capacity(1000);
+        for (i, sk) in signers.iter().enumerate() {
+            if written >= n {
+                break;
+            }
+            let actions = (0..per_tx)
+                .map(|j| {
+                    Action::KvSet(KvSet {
+                        key: format!("prefill-{}", written + j).into_bytes(),
+                        value: vec![7u8; 32],
+                    })
+                })
+                .collect();
+            txs.push(sign_tx(sk, CHAIN, nonces[i], actions, ""));
+            nonces[i] += 1;
+            written += per_tx;
+        }
+        *height += 1;
+        let out = app.finalize_block(*height, *height as i64 * 1_000_000_000, &txs).expect("finalize");
+        assert!(out.txs.iter().all(|t| t.is_ok()), "prefill tx failed");
+        app.commit().expect("commit");
+    }
+    eprintln!("prefilled {written} keys in {:.1}s", start.elapsed().as_secs_f64());
+}
+
+fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = ChainStore::open(dir.path()).expect("open");
+    let mut app = App::load(store, AppConfig::default()).expect("load");
+    app.init_chain(CHAIN, 0, b"{}").expect("genesis");
+    let mut height = 0u64;
+    if store_kind == "1m" {
+        prefill(&mut app, 1_000_000, &mut height);
+    }
+    // One account per tx slot, so a block has block_size distinct signers,
+    // each tx one 32-byte kv.Set to a fresh key.
+    let signers = keys(block_size, 0x11);
+    let signed: Vec<Vec<Vec<u8>>> = (0..blocks)
+        .map(|b| {
+            signers
+                .iter()
+                .enumerate()
+                .map(|(i, sk)| {
+                    let a = Action::KvSet(KvSet { key: format!("bench-{b}-{i}").into_bytes(), value: vec![1u8; 32] });
+                    sign_tx(sk, CHAIN, b as u64, vec![a], "")
+                })
+                .collect()
+        })
+        .collect();
+    let tx_bytes = signed[0][0].len();
+    let (mut fin_ms, mut com_ms) = (Vec::new(), Vec::new());
+    let total = Instant::now();
+    for txs in &signed {
+        height += 1;
+        let t = Instant::now();
+        let out = app.finalize_block(height, height as i64 * 1_000_000_000, txs).expect("finalize");
+        fin_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(out.txs.iter().all(|t| t.is_ok()), "bench tx failed");
+        let t = Instant::now();
+        app.commit().expect("commit");
+        com_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let secs = total.elapsed().as_secs_f64();
+    let n = (block_size * blocks) as f64;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    println!(
+        "| {store_kind:>5} | {block_size:>5} | {blocks:>3} | {tx_bytes} | {:>9.0} | {:>8.1} | {:>8.1} | {:>8.1} | {:>8.1} | {:>7.0} |",
+        n / secs,
+        mean(&fin_ms),
+        max(&fin_ms),
+        mean(&com_ms),
+        max(&com_ms),
+        peak_rss_mib()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    if args.len() == 3 {
+        let size = args[1].parse().expect("block size");
+        let blocks = args[2].parse().expect("blocks");
+        scenario(&args[0], size, blocks);
+        return;
+    }
+    println!("| store | txs/block | blocks | tx bytes | tx/s (finalize+commit) | finalize ms mean | finalize ms max | commit ms mean | commit ms max | peak RSS MiB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let exe = std::env::current_exe().expect("current exe");
+    for (kind, size, blocks) in [("empty", 1000, 20), ("empty", 5000, 8), ("1m", 1000, 20), ("1m", 5000, 8)] {
+        let status = std::process::Command::new(&exe)
+            .args([kind, &size.to_string(), &blocks.to_string()])
+            .status()
+            .expect("run scenario");
+        assert!(status.success(), "scenario {kind} {size} failed");
+    }
+}
