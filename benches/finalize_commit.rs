@@ -65,18 +65,23 @@ fn prefill(app: &mut App, n: usize, height: &mut u64) {
             written += per_tx;
         }
         *height += 1;
-        let out = app.finalize_block(*height, *height as i64 * 1_000_000_000, &txs).expect("finalize");
+        let out = app
+            .finalize_block(*height, *height as i64 * 1_000_000_000, &txs)
+            .expect("finalize");
         assert!(out.txs.iter().all(|t| t.is_ok()), "prefill tx failed");
         app.commit().expect("commit");
     }
-    eprintln!("prefilled {written} keys in {:.1}s", start.elapsed().as_secs_f64());
+    eprintln!(
+        "prefilled {written} keys in {:.1}s",
+        start.elapsed().as_secs_f64()
+    );
 }
 
 fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = ChainStore::open(dir.path()).expect("open");
     let mut app = App::load(store, AppConfig::default()).expect("load");
-    app.init_chain(CHAIN, 0, b"{}").expect("genesis");
+    app.init_chain(CHAIN, 0, b"{}", &[]).expect("genesis");
     let mut height = 0u64;
     if store_kind == "1m" {
         prefill(&mut app, 1_000_000, &mut height);
@@ -90,7 +95,10 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
                 .iter()
                 .enumerate()
                 .map(|(i, sk)| {
-                    let a = Action::KvSet(KvSet { key: format!("bench-{b}-{i}").into_bytes(), value: vec![1u8; 32] });
+                    let a = Action::KvSet(KvSet {
+                        key: format!("bench-{b}-{i}").into_bytes(),
+                        value: vec![1u8; 32],
+                    });
                     sign_tx(sk, CHAIN, b as u64, vec![a], "")
                 })
                 .collect()
@@ -102,7 +110,9 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
     for txs in &signed {
         height += 1;
         let t = Instant::now();
-        let out = app.finalize_block(height, height as i64 * 1_000_000_000, txs).expect("finalize");
+        let out = app
+            .finalize_block(height, height as i64 * 1_000_000_000, txs)
+            .expect("finalize");
         fin_ms.push(t.elapsed().as_secs_f64() * 1e3);
         assert!(out.txs.iter().all(|t| t.is_ok()), "bench tx failed");
         let t = Instant::now();
@@ -125,7 +135,10 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     if args.len() == 3 {
         let size = args[1].parse().expect("block size");
         let blocks = args[2].parse().expect("blocks");
@@ -135,7 +148,12 @@ fn main() {
     println!("| store | txs/block | blocks | tx bytes | tx/s (finalize+commit) | finalize ms mean | finalize ms max | commit ms mean | commit ms max | peak RSS MiB |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let exe = std::env::current_exe().expect("current exe");
-    for (kind, size, blocks) in [("empty", 1000, 20), ("empty", 5000, 8), ("1m", 1000, 20), ("1m", 5000, 8)] {
+    for (kind, size, blocks) in [
+        ("empty", 1000, 20),
+        ("empty", 5000, 8),
+        ("1m", 1000, 20),
+        ("1m", 5000, 8),
+    ] {
         let status = std::process::Command::new(&exe)
             .args([kind, &size.to_string(), &blocks.to_string()])
             .status()

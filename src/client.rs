@@ -80,7 +80,10 @@ impl CometRpc {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let network = r["node_info"]["network"].as_str().unwrap_or_default().to_string();
+        let network = r["node_info"]["network"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         Ok((height, app_hash, network))
     }
 
@@ -89,7 +92,10 @@ impl CometRpc {
         let r = self
             .call("block", json!({ "height": height.to_string() }))
             .await?;
-        let txs = r["block"]["data"]["txs"].as_array().cloned().unwrap_or_default();
+        let txs = r["block"]["data"]["txs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         txs.iter()
             .map(|t| {
                 base64::engine::general_purpose::STANDARD

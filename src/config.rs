@@ -167,7 +167,28 @@ impl Config {
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("parsing {}: {e}", path.display()))
+        let config: Config = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("parsing {}: {e}", path.display()))?;
+        config
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(config)
+    }
+
+    /// Rejects settings that would break the node or its peers.
+    pub fn validate(&self) -> Result<(), String> {
+        let p = &self.pruning;
+        if p.retain_blocks > 0 && (p.keep_recent == 0 || p.retain_blocks < p.keep_recent) {
+            return Err(format!(
+                "pruning.retain_blocks = {} must be 0 (keep every block) or at least pruning.keep_recent = {} \
+                 (and keep_recent must not be 0): CometBFT must keep every block the app may need to replay",
+                p.retain_blocks, p.keep_recent
+            ));
+        }
+        if p.keep_recent > 0 && p.interval == 0 {
+            return Err("pruning.interval must be positive when keep_recent is set".into());
+        }
+        Ok(())
     }
 
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
@@ -199,5 +220,11 @@ mod tests {
         let back: Config = toml::from_str(&text).unwrap();
         assert_eq!(c, back);
         assert_eq!(back.abci.listen, "unix:///tmp/h/abci.sock");
+        assert!(back.validate().is_ok());
+        let mut bad = back.clone();
+        bad.pruning.retain_blocks = 10;
+        assert!(bad.validate().is_err(), "retain_blocks below keep_recent");
+        bad.pruning.retain_blocks = 5000;
+        assert!(bad.validate().is_ok());
     }
 }

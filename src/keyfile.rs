@@ -2,7 +2,7 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -20,10 +20,16 @@ pub struct KeyFile {
     pub secret_key: String,
 }
 
-/// Writes `contents` to a new file of mode 0600 (refusing to overwrite).
+/// Writes `contents` to a new file of mode 0600 (refusing to overwrite),
+/// creating its directory with mode 0700 when missing.
 pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
     }
     let mut f = OpenOptions::new()
         .write(true)
@@ -37,12 +43,29 @@ pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
 }
 
 fn read_secret(path: &Path, kind: &str) -> anyhow::Result<Zeroizing<[u8; 32]>> {
+    let mode = std::fs::metadata(path)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?
+        .permissions()
+        .mode();
+    anyhow::ensure!(
+        mode & 0o077 == 0,
+        "{} is readable by others (mode {:o}); run chmod 600 on it",
+        path.display(),
+        mode & 0o777
+    );
     let text = Zeroizing::new(
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
+        std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
     );
     let kf: KeyFile = serde_json::from_str(&text)?;
-    anyhow::ensure!(kf.kind == kind, "{} holds a {} key, not {kind}", path.display(), kf.kind);
-    let bytes = Zeroizing::new(hex::decode(&kf.secret_key)?);
+    let secret_hex = Zeroizing::new(kf.secret_key);
+    anyhow::ensure!(
+        kf.kind == kind,
+        "{} holds a {} key, not {kind}",
+        path.display(),
+        kf.kind
+    );
+    let bytes = Zeroizing::new(hex::decode(secret_hex.as_str())?);
     let arr: [u8; 32] = bytes
         .as_slice()
         .try_into()
@@ -50,15 +73,23 @@ fn read_secret(path: &Path, kind: &str) -> anyhow::Result<Zeroizing<[u8; 32]>> {
     Ok(Zeroizing::new(arr))
 }
 
+/// Writes a key file; every copy of the secret is zeroized after use.
+fn write_key(path: &Path, kind: &str, public: &[u8; 32], secret: &[u8; 32]) -> anyhow::Result<()> {
+    let kf = KeyFile {
+        kind: kind.into(),
+        public_key: hex::encode(public),
+        secret_key: hex::encode(secret),
+    };
+    let text = Zeroizing::new(serde_json::to_string_pretty(&kf)?);
+    let _secret_hex = Zeroizing::new(kf.secret_key);
+    write_private(path, text.as_bytes())
+}
+
 /// Generates a new ed25519 key file; returns the key.
 pub fn create_ed25519(path: &Path) -> anyhow::Result<ed25519_dalek::SigningKey> {
     let key = ed25519_dalek::SigningKey::generate(&mut rand::rngs::OsRng);
-    let kf = KeyFile {
-        kind: "ed25519".into(),
-        public_key: hex::encode(key.verifying_key().to_bytes()),
-        secret_key: hex::encode(key.to_bytes()),
-    };
-    write_private(path, serde_json::to_string_pretty(&kf)?.as_bytes())?;
+    let seed = Zeroizing::new(key.to_bytes());
+    write_key(path, "ed25519", &key.verifying_key().to_bytes(), &seed)?;
     Ok(key)
 }
 
@@ -72,12 +103,8 @@ pub fn load_ed25519(path: &Path) -> anyhow::Result<ed25519_dalek::SigningKey> {
 pub fn create_x25519(path: &Path) -> anyhow::Result<[u8; 32]> {
     let secret = x25519_dalek::StaticSecret::random_from_rng(rand::rngs::OsRng);
     let public = x25519_dalek::PublicKey::from(&secret);
-    let kf = KeyFile {
-        kind: "x25519".into(),
-        public_key: hex::encode(public.as_bytes()),
-        secret_key: hex::encode(secret.to_bytes()),
-    };
-    write_private(path, serde_json::to_string_pretty(&kf)?.as_bytes())?;
+    let raw = Zeroizing::new(secret.to_bytes());
+    write_key(path, "x25519", public.as_bytes(), &raw)?;
     Ok(*public.as_bytes())
 }
 
@@ -106,5 +133,18 @@ mod tests {
         let s = load_x25519(&x).unwrap();
         assert_eq!(x25519_dalek::PublicKey::from(&s).as_bytes(), &public);
         assert!(load_ed25519(&x).is_err(), "kind is checked");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(
+            load_ed25519(&p).is_err(),
+            "a key readable by others is refused"
+        );
+        let sub = dir.path().join("ring/k.json");
+        create_ed25519(&sub).unwrap();
+        let dmode = std::fs::metadata(dir.path().join("ring"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(dmode, 0o700);
     }
 }

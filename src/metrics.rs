@@ -24,12 +24,18 @@ fn build() -> Result<Metrics, prometheus::Error> {
     let registry = Registry::new_custom(Some("stave".into()), None)?;
     let height = IntGauge::new("block_height", "Last committed height")?;
     let txs_applied = IntCounterVec::new(
-        Opts::new("txs_applied_total", "Txs applied in FinalizeBlock, by result code"),
+        Opts::new(
+            "txs_applied_total",
+            "Txs applied in FinalizeBlock, by result code",
+        ),
         &["code"],
     )?;
-    let buckets = vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
+    let buckets = vec![
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    ];
     let finalize_seconds = Histogram::with_opts(
-        HistogramOpts::new("finalize_block_seconds", "FinalizeBlock latency").buckets(buckets.clone()),
+        HistogramOpts::new("finalize_block_seconds", "FinalizeBlock latency")
+            .buckets(buckets.clone()),
     )?;
     let commit_seconds = Histogram::with_opts(
         HistogramOpts::new("commit_seconds", "Commit latency").buckets(buckets),
@@ -74,11 +80,14 @@ pub fn render() -> String {
 pub async fn serve(listener: tokio::net::TcpListener) {
     loop {
         let Ok((mut sock, _)) = listener.accept().await else {
+            // e.g. out of file descriptors: back off instead of spinning
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             continue;
         };
         tokio::spawn(async move {
             let mut buf = [0u8; 1024];
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), sock.read(&mut buf)).await;
+            let _ =
+                tokio::time::timeout(std::time::Duration::from_secs(2), sock.read(&mut buf)).await;
             let body = render();
             let head = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",

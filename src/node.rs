@@ -33,7 +33,9 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     let mut tasks = tokio::task::JoinSet::new();
     let abci_listen = config.abci.listen.clone();
     tasks.spawn(async move {
-        crate::abci::serve(app, &abci_listen).await.map_err(|e| e.context("abci"))
+        crate::abci::serve(app, &abci_listen)
+            .await
+            .map_err(|e| e.context("abci"))
     });
     if !config.grpc.listen.is_empty() {
         let addr: SocketAddr = config.grpc.listen.parse()?;

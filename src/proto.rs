@@ -33,16 +33,16 @@ pub mod stave {
     }
 }
 
-/// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.
-pub use self::stave::tx::v1 as tx;
-/// `stave.kv.v1`: kv actions and the stored entry.
-pub use self::stave::kv::v1 as kv;
 /// `stave.accounts.v1`: the stored account.
 pub use self::stave::accounts::v1 as accounts;
 /// `stave.genesis.v1`: consensus params and genesis validators.
 pub use self::stave::genesis::v1 as genesis;
+/// `stave.kv.v1`: kv actions and the stored entry.
+pub use self::stave::kv::v1 as kv;
 /// `stave.query.v1`: the query gRPC service.
 pub use self::stave::query::v1 as query;
+/// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.
+pub use self::stave::tx::v1 as tx;
 
 /// The encoded file descriptor set, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("stave_descriptor");

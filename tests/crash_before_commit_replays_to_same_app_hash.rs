@@ -32,7 +32,10 @@ async fn crash_before_commit_replays_to_same_app_hash() {
 
     // replay
     let replay = node.finalize(2, block2).await;
-    assert_eq!(replay.app_hash, first.app_hash, "replay gives the same app hash");
+    assert_eq!(
+        replay.app_hash, first.app_hash,
+        "replay gives the same app hash"
+    );
     assert_eq!(replay.tx_results, first.tx_results);
     node.commit().await;
     assert_eq!(node.info().await.last_block_app_hash, first.app_hash);

@@ -63,7 +63,12 @@ impl Acct {
     fn fresh() -> Self {
         let key = SigningKey::generate(&mut rand::rngs::OsRng);
         let pubkey = key.verifying_key().to_bytes().to_vec();
-        Acct { key, pubkey, next_nonce: 0, kv: BTreeMap::new() }
+        Acct {
+            key,
+            pubkey,
+            next_nonce: 0,
+            kv: BTreeMap::new(),
+        }
     }
 }
 
@@ -73,7 +78,10 @@ fn kv_set_tx(key: &SigningKey, chain_id: &str, nonce: u64, k: &[u8], v: &[u8]) -
         key,
         chain_id,
         nonce,
-        vec![Action::KvSet(KvSet { key: k.to_vec(), value: v.to_vec() })],
+        vec![Action::KvSet(KvSet {
+            key: k.to_vec(),
+            value: v.to_vec(),
+        })],
         "",
     )
 }
@@ -215,9 +223,11 @@ async fn load_account(
                 }
                 continue;
             }
-            let r = c
-                .tx
-                .broadcast_and_wait(BroadcastAndWaitRequest { tx, timeout_ms: TX_COMMIT_TIMEOUT_MS })
+            let r =
+                c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
+                    tx,
+                    timeout_ms: TX_COMMIT_TIMEOUT_MS,
+                })
                 .await
                 .map_err(|e| format!("account {a} nonce {n} -> node{node}: BroadcastAndWait: {e}"))?
                 .into_inner();
@@ -245,7 +255,11 @@ async fn load_account(
         nonce += LOAD_BATCH;
         committed.fetch_add(LOAD_BATCH as usize, Ordering::SeqCst);
     }
-    Ok(LoadResult { acct: a, writes, next_nonce: nonce })
+    Ok(LoadResult {
+        acct: a,
+        writes,
+        next_nonce: nonce,
+    })
 }
 
 // -------------------------------------------------------------------------
@@ -269,7 +283,10 @@ async fn four_validator_localnet() {
     step_6_bad_txs_are_rejected_and_change_nothing(&net, &mut accts, &tag).await;
     step_7_cli_keys_tx_and_query_on_every_node(&net, &tag).await;
 
-    eprintln!("four_validator_localnet: all steps passed in {:.1}s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "four_validator_localnet: all steps passed in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 async fn step_1_four_validators_come_up_and_commit_blocks(net: &Localnet) {
@@ -278,10 +295,20 @@ async fn step_1_four_validators_come_up_and_commit_blocks(net: &Localnet) {
     net.up();
     for i in 0..net.nodes {
         let s = net.wait_stave_height(i, 1, WAIT).await;
-        assert_eq!(s.chain_id, net.chain_id, "node{i}: Stave reports the wrong chain id");
-        assert_eq!(s.app_hash.len(), 64, "node{i}: app hash is not 32 bytes of hex: {s:?}");
+        assert_eq!(
+            s.chain_id, net.chain_id,
+            "node{i}: Stave reports the wrong chain id"
+        );
+        assert_eq!(
+            s.app_hash.len(),
+            64,
+            "node{i}: app hash is not 32 bytes of hex: {s:?}"
+        );
         let (.., network) = net.comet(i).status().await.expect("cometbft status");
-        assert_eq!(network, net.chain_id, "node{i}: CometBFT runs another chain");
+        assert_eq!(
+            network, net.chain_id,
+            "node{i}: CometBFT runs another chain"
+        );
     }
     // Blocks keep coming after block 1.
     let h = net.max_comet_height().await;
@@ -290,7 +317,11 @@ async fn step_1_four_validators_come_up_and_commit_blocks(net: &Localnet) {
     done(name, t);
 }
 
-async fn step_2_signed_txs_from_8_accounts_over_grpc_all_commit(net: &Localnet, accts: &mut [Acct], tag: &str) {
+async fn step_2_signed_txs_from_8_accounts_over_grpc_all_commit(
+    net: &Localnet,
+    accts: &mut [Acct],
+    tag: &str,
+) {
     let name = "step 2: 8 accounts send 240 signed kv.Set txs over gRPC Broadcast to the 4 nodes; all commit";
     let t = step(name);
     let mut tasks = tokio::task::JoinSet::new();
@@ -311,12 +342,13 @@ async fn step_2_signed_txs_from_8_accounts_over_grpc_all_commit(net: &Localnet, 
                 let k = format!("bulk/{a}/{nonce}").into_bytes();
                 let v = format!("bulk {tag} account {a} nonce {nonce}").into_bytes();
                 let tx = kv_set_tx(&key, &chain_id, nonce, &k, &v);
-                let r = c
-                    .tx
-                    .broadcast(BroadcastRequest { tx })
-                    .await
-                    .map_err(|e| format!("account {a} nonce {nonce} -> node{node}: Broadcast: {e}"))?
-                    .into_inner();
+                let r =
+                    c.tx.broadcast(BroadcastRequest { tx })
+                        .await
+                        .map_err(|e| {
+                            format!("account {a} nonce {nonce} -> node{node}: Broadcast: {e}")
+                        })?
+                        .into_inner();
                 if r.code != 0 {
                     return Err(format!(
                         "account {a} nonce {nonce} -> node{node}: CheckTx code {} ({}): {}",
@@ -324,7 +356,10 @@ async fn step_2_signed_txs_from_8_accounts_over_grpc_all_commit(net: &Localnet, 
                     ));
                 }
                 if r.tx_id.len() != 64 {
-                    return Err(format!("account {a} nonce {nonce}: bad tx_id {:?}", r.tx_id));
+                    return Err(format!(
+                        "account {a} nonce {nonce}: bad tx_id {:?}",
+                        r.tx_id
+                    ));
                 }
                 writes.push((k, v));
             }
@@ -361,7 +396,13 @@ async fn step_3_app_hashes_agree_and_every_node_serves_every_value(net: &Localne
 /// SIGKILLs `victim`'s `what` while every account sends txs to the other
 /// nodes; the supervisor restarts the pair; the victim catches up to the
 /// same app hash and every tx reported committed is readable on every node.
-async fn step_4_crash_under_load(net: &Localnet, accts: &mut [Acct], victim: usize, what: Proc, label: &str) {
+async fn step_4_crash_under_load(
+    net: &Localnet,
+    accts: &mut [Acct],
+    victim: usize,
+    what: Proc,
+    label: &str,
+) {
     let name = format!(
         "step 4 ({label}): SIGKILL node{victim}'s {} under load; the pair restarts, catches up, nothing committed is lost",
         what.as_str()
@@ -418,9 +459,19 @@ async fn step_4_crash_under_load(net: &Localnet, accts: &mut [Acct], victim: usi
     };
 
     // Load is flowing before the kill.
-    wait_committed(2 * ACCOUNTS * LOAD_BATCH as usize, "txs to commit under load before the kill".into()).await;
-    let old = (net.pid(victim, Proc::Stave), net.pid(victim, Proc::Cometbft));
-    assert!(old.0.is_some() && old.1.is_some(), "node{victim}'s pair is not running before the kill: {old:?}");
+    wait_committed(
+        2 * ACCOUNTS * LOAD_BATCH as usize,
+        "txs to commit under load before the kill".into(),
+    )
+    .await;
+    let old = (
+        net.pid(victim, Proc::Stave),
+        net.pid(victim, Proc::Cometbft),
+    );
+    assert!(
+        old.0.is_some() && old.1.is_some(),
+        "node{victim}'s pair is not running before the kill: {old:?}"
+    );
     let height_at_kill = net.max_comet_height().await;
     let committed_at_kill = loaders_ok();
     net.kill(victim, what);
@@ -440,7 +491,11 @@ async fn step_4_crash_under_load(net: &Localnet, accts: &mut [Acct], victim: usi
     loaders_ok();
 
     // The load went on through the crash and after it.
-    wait_committed(committed_at_kill + 2 * ACCOUNTS * LOAD_BATCH as usize, "txs to commit after the kill".into()).await;
+    wait_committed(
+        committed_at_kill + 2 * ACCOUNTS * LOAD_BATCH as usize,
+        "txs to commit after the kill".into(),
+    )
+    .await;
     stop.store(true, Ordering::SeqCst);
     let mut max_height = 0;
     let mut after_kill = 0;
@@ -473,7 +528,10 @@ async fn step_4_crash_under_load(net: &Localnet, accts: &mut [Acct], victim: usi
 
     // The restarted pair is still the one running (no crash loop).
     assert_eq!(
-        (net.pid(victim, Proc::Stave), net.pid(victim, Proc::Cometbft)),
+        (
+            net.pid(victim, Proc::Stave),
+            net.pid(victim, Proc::Cometbft)
+        ),
         (Some(new.0), Some(new.1)),
         "node{victim}'s pair restarted again after recovering"
     );
@@ -509,10 +567,19 @@ fn assert_rejected(net: &Localnet, what: &str, r: &BroadcastResponse, want: Code
             r.log
         ));
     }
-    eprintln!("{what}: rejected with code {} ({}): {}", r.code, want.name(), r.log);
+    eprintln!(
+        "{what}: rejected with code {} ({}): {}",
+        r.code,
+        want.name(),
+        r.log
+    );
 }
 
-async fn step_6_bad_txs_are_rejected_and_change_nothing(net: &Localnet, accts: &mut [Acct], tag: &str) {
+async fn step_6_bad_txs_are_rejected_and_change_nothing(
+    net: &Localnet,
+    accts: &mut [Acct],
+    tag: &str,
+) {
     let name = "step 6: bad signature (3), wrong chain (4) and wrong nonce (5) are rejected over gRPC; state is unchanged";
     let t = step(name);
     let chain = net.chain_id.clone();
@@ -525,37 +592,86 @@ async fn step_6_bad_txs_are_rejected_and_change_nothing(net: &Localnet, accts: &
         .collect();
 
     // 1. A valid tx whose signature is then corrupted.
-    let raw = kv_set_tx(&acct.key, &chain, nonce, &bad_keys[0], b"must not be stored");
+    let raw = kv_set_tx(
+        &acct.key,
+        &chain,
+        nonce,
+        &bad_keys[0],
+        b"must not be stored",
+    );
     let mut env = stave::proto::tx::Tx::decode(raw.as_slice()).expect("decoding our own tx");
     env.signature[0] ^= 0x01;
     let r = broadcast(net, 0, env.encode_to_vec()).await;
-    assert_rejected(net, "bad signature via node0 Broadcast", &r, Code::Signature);
+    assert_rejected(
+        net,
+        "bad signature via node0 Broadcast",
+        &r,
+        Code::Signature,
+    );
     // BroadcastAndWait reports the same CheckTx result and does not wait.
     let mut env2 = stave::proto::tx::Tx::decode(raw.as_slice()).expect("decoding our own tx");
     let last = env2.signature.len() - 1;
     env2.signature[last] ^= 0x80;
     let mut c = net.client(1).await;
-    let w = c
-        .tx
-        .broadcast_and_wait(BroadcastAndWaitRequest { tx: env2.encode_to_vec(), timeout_ms: 5_000 })
+    let w =
+        c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
+            tx: env2.encode_to_vec(),
+            timeout_ms: 5_000,
+        })
         .await
         .expect("BroadcastAndWait")
         .into_inner();
-    assert_rejected(net, "bad signature via node1 BroadcastAndWait", &w.check.clone().unwrap_or_default(), Code::Signature);
-    assert!(!w.committed, "a tx rejected at CheckTx is reported committed: {w:?}");
+    assert_rejected(
+        net,
+        "bad signature via node1 BroadcastAndWait",
+        &w.check.clone().unwrap_or_default(),
+        Code::Signature,
+    );
+    assert!(
+        !w.committed,
+        "a tx rejected at CheckTx is reported committed: {w:?}"
+    );
 
     // 2. Signed for another chain.
-    let raw = kv_set_tx(&acct.key, &format!("{chain}-other"), nonce, &bad_keys[1], b"must not be stored");
+    let raw = kv_set_tx(
+        &acct.key,
+        &format!("{chain}-other"),
+        nonce,
+        &bad_keys[1],
+        b"must not be stored",
+    );
     let r = broadcast(net, 2, raw).await;
-    assert_rejected(net, "wrong chain id via node2 Broadcast", &r, Code::WrongChain);
+    assert_rejected(
+        net,
+        "wrong chain id via node2 Broadcast",
+        &r,
+        Code::WrongChain,
+    );
 
     // 3. Nonces other than the next one: ahead, and already used.
-    let raw = kv_set_tx(&acct.key, &chain, nonce + 1, &bad_keys[2], b"must not be stored");
+    let raw = kv_set_tx(
+        &acct.key,
+        &chain,
+        nonce + 1,
+        &bad_keys[2],
+        b"must not be stored",
+    );
     let r = broadcast(net, 3, raw).await;
     assert_rejected(net, "nonce ahead via node3 Broadcast", &r, Code::Nonce);
-    let raw = kv_set_tx(&acct.key, &chain, nonce - 1, &bad_keys[3], b"must not be stored");
+    let raw = kv_set_tx(
+        &acct.key,
+        &chain,
+        nonce - 1,
+        &bad_keys[3],
+        b"must not be stored",
+    );
     let r = broadcast(net, 0, raw).await;
-    assert_rejected(net, "nonce already used via node0 Broadcast", &r, Code::Nonce);
+    assert_rejected(
+        net,
+        "nonce already used via node0 Broadcast",
+        &r,
+        Code::Nonce,
+    );
 
     // 4. A fresh key with a bad signature does not create an account.
     let fresh = Acct::fresh();
@@ -563,7 +679,12 @@ async fn step_6_bad_txs_are_rejected_and_change_nothing(net: &Localnet, accts: &
     let mut env = stave::proto::tx::Tx::decode(raw.as_slice()).expect("decoding our own tx");
     env.signature[10] ^= 0x10;
     let r = broadcast(net, 1, env.encode_to_vec()).await;
-    assert_rejected(net, "bad signature from a fresh key via node1 Broadcast", &r, Code::Signature);
+    assert_rejected(
+        net,
+        "bad signature from a fresh key via node1 Broadcast",
+        &r,
+        Code::Signature,
+    );
 
     // Two more blocks on every node: still nothing of it in state.
     let h = net.max_comet_height().await;
@@ -573,22 +694,31 @@ async fn step_6_bad_txs_are_rejected_and_change_nothing(net: &Localnet, accts: &
     for i in 0..net.nodes {
         match net.account(i, &acct.pubkey).await {
             Ok((true, n)) if n == nonce => {}
-            other => net.fail(&format!("node{i}: account 0 should still have nonce {nonce}, got {other:?}")),
+            other => net.fail(&format!(
+                "node{i}: account 0 should still have nonce {nonce}, got {other:?}"
+            )),
         }
         match net.account(i, &fresh.pubkey).await {
             Ok((false, _)) => {}
-            other => net.fail(&format!("node{i}: the fresh key's account exists after a rejected tx: {other:?}")),
+            other => net.fail(&format!(
+                "node{i}: the fresh key's account exists after a rejected tx: {other:?}"
+            )),
         }
         let mut c = net.client(i).await;
         for k in &bad_keys[..4] {
             match Localnet::kv_get(&mut c, &acct.pubkey, k).await {
                 Ok(None) => {}
-                other => net.fail(&format!("node{i}: rejected key {:?} is readable: {other:?}", String::from_utf8_lossy(k))),
+                other => net.fail(&format!(
+                    "node{i}: rejected key {:?} is readable: {other:?}",
+                    String::from_utf8_lossy(k)
+                )),
             }
         }
         match Localnet::kv_get(&mut c, &fresh.pubkey, &bad_keys[4]).await {
             Ok(None) => {}
-            other => net.fail(&format!("node{i}: the fresh key's rejected write is readable: {other:?}")),
+            other => net.fail(&format!(
+                "node{i}: the fresh key's rejected write is readable: {other:?}"
+            )),
         }
     }
 
@@ -596,14 +726,18 @@ async fn step_6_bad_txs_are_rejected_and_change_nothing(net: &Localnet, accts: &
     let k = format!("good/{tag}/after-rejects").into_bytes();
     let v = b"accepted after the rejects".to_vec();
     let raw = kv_set_tx(&acct.key, &chain, nonce, &k, &v);
-    let w = c
-        .tx
-        .broadcast_and_wait(BroadcastAndWaitRequest { tx: raw, timeout_ms: TX_COMMIT_TIMEOUT_MS })
+    let w =
+        c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
+            tx: raw,
+            timeout_ms: TX_COMMIT_TIMEOUT_MS,
+        })
         .await
         .expect("BroadcastAndWait")
         .into_inner();
     if !(w.committed && w.code == 0 && w.check.as_ref().map(|c| c.code) == Some(0)) {
-        net.fail(&format!("a valid tx with nonce {nonce} after the rejects did not commit: {w:?}"));
+        net.fail(&format!(
+            "a valid tx with nonce {nonce} after the rejects did not commit: {w:?}"
+        ));
     }
     accts[0].next_nonce += 1;
     accts[0].kv.insert(k, v);
@@ -620,14 +754,34 @@ async fn step_7_cli_keys_tx_and_query_on_every_node(net: &Localnet, tag: &str) {
     let keyring = net.scratch.join("keyring");
     let keyring = keyring.to_str().expect("utf-8 path");
 
-    let out = net.stave_cmd(&["--output", "json", "keys", "add", "alice", "--keyring-dir", keyring]);
+    let out = net.stave_cmd(&[
+        "--output",
+        "json",
+        "keys",
+        "add",
+        "alice",
+        "--keyring-dir",
+        keyring,
+    ]);
     net.expect_success("stave keys add alice", &out);
     let added = net.json_of("stave keys add alice", &out);
     let pubkey = added["pubkey"].as_str().unwrap_or_default().to_string();
     assert_eq!(pubkey.len(), 64, "keys add printed no hex pubkey: {added}");
-    let out = net.stave_cmd(&["--output", "json", "keys", "show", "alice", "--keyring-dir", keyring]);
+    let out = net.stave_cmd(&[
+        "--output",
+        "json",
+        "keys",
+        "show",
+        "alice",
+        "--keyring-dir",
+        keyring,
+    ]);
     net.expect_success("stave keys show alice", &out);
-    assert_eq!(net.json_of("stave keys show", &out)["pubkey"], added["pubkey"], "keys show disagrees with keys add");
+    assert_eq!(
+        net.json_of("stave keys show", &out)["pubkey"],
+        added["pubkey"],
+        "keys show disagrees with keys add"
+    );
 
     // Two txs, through two different nodes.
     let entries = [
@@ -640,12 +794,30 @@ async fn step_7_cli_keys_tx_and_query_on_every_node(net: &Localnet, tag: &str) {
         // node see the previous tx first.
         net.wait_stave_height(*node, last_height, WAIT).await;
         let url = net.grpc_url(*node);
-        let args = ["--output", "json", "tx", "kv", "set", key, value, "--from", "alice", "--node", &url, "--keyring-dir", keyring];
+        let args = [
+            "--output",
+            "json",
+            "tx",
+            "kv",
+            "set",
+            key,
+            value,
+            "--from",
+            "alice",
+            "--node",
+            &url,
+            "--keyring-dir",
+            keyring,
+        ];
         let out = net.stave_cmd(&args);
         let what = format!("stave tx kv set {key} via node{node}");
         net.expect_success(&what, &out);
         let r = net.json_of(&what, &out);
-        if r["committed"] != true || r["code"] != 0 || r["check_code"] != 0 || r["nonce"] != i as u64 {
+        if r["committed"] != true
+            || r["code"] != 0
+            || r["check_code"] != 0
+            || r["nonce"] != i as u64
+        {
             net.fail(&format!("{what}: not committed as expected: {r}"));
         }
         last_height = r["height"].as_u64().unwrap_or(0);
@@ -656,7 +828,19 @@ async fn step_7_cli_keys_tx_and_query_on_every_node(net: &Localnet, tag: &str) {
         net.wait_stave_height(node, last_height, WAIT).await;
         let url = net.grpc_url(node);
         for (key, value, _) in &entries {
-            let out = net.stave_cmd(&["--output", "json", "query", "kv", "get", "alice", key, "--node", &url, "--keyring-dir", keyring]);
+            let out = net.stave_cmd(&[
+                "--output",
+                "json",
+                "query",
+                "kv",
+                "get",
+                "alice",
+                key,
+                "--node",
+                &url,
+                "--keyring-dir",
+                keyring,
+            ]);
             let what = format!("stave query kv get alice {key} on node{node}");
             net.expect_success(&what, &out);
             let r = net.json_of(&what, &out);
@@ -665,11 +849,28 @@ async fn step_7_cli_keys_tx_and_query_on_every_node(net: &Localnet, tag: &str) {
             }
         }
         // A missing key: found=false and a failing exit status.
-        let out = net.stave_cmd(&["--output", "json", "query", "kv", "get", "alice", "no-such-key", "--node", &url, "--keyring-dir", keyring]);
-        assert!(!out.status.success(), "node{node}: query of a missing key exited 0");
+        let out = net.stave_cmd(&[
+            "--output",
+            "json",
+            "query",
+            "kv",
+            "get",
+            "alice",
+            "no-such-key",
+            "--node",
+            &url,
+            "--keyring-dir",
+            keyring,
+        ]);
+        assert!(
+            !out.status.success(),
+            "node{node}: query of a missing key exited 0"
+        );
         assert_eq!(net.json_of("query of a missing key", &out)["found"], false);
         // The account (by hex pubkey) has used two nonces.
-        let out = net.stave_cmd(&["--output", "json", "query", "account", &pubkey, "--node", &url]);
+        let out = net.stave_cmd(&[
+            "--output", "json", "query", "account", &pubkey, "--node", &url,
+        ]);
         net.expect_success("stave query account", &out);
         let r = net.json_of("stave query account", &out);
         assert_eq!(
@@ -695,7 +896,8 @@ async fn init_chain_repeats_after_crash_before_block_1() {
 
     // Homes, keys and a 2-validator genesis from the script; the genesis app
     // hash is the app hash in block 1's header.
-    let name = "genesis step 1: a 2-validator network comes up; block 1 carries the genesis app hash";
+    let name =
+        "genesis step 1: a 2-validator network comes up; block 1 carries the genesis app hash";
     let t = step(name);
     net.up();
     let g0 = match net.block_app_hash(0, 1).await {
@@ -711,7 +913,11 @@ async fn init_chain_repeats_after_crash_before_block_1() {
     net.down();
     for i in 0..net.nodes {
         let comet_home = net.comet_home(i);
-        let out = net.cometbft_cmd(&["unsafe-reset-all", "--home", comet_home.to_str().expect("utf-8")]);
+        let out = net.cometbft_cmd(&[
+            "unsafe-reset-all",
+            "--home",
+            comet_home.to_str().expect("utf-8"),
+        ]);
         net.expect_success(&format!("cometbft unsafe-reset-all node{i}"), &out);
         let stave_home = net.stave_home(i);
         let out = net.stave_cmd(&["reset", "--home", stave_home.to_str().expect("utf-8")]);
@@ -726,7 +932,10 @@ async fn init_chain_repeats_after_crash_before_block_1() {
     let logged = net.count_in_log(0, "stave", GENESIS_LOG);
     net.restart(0);
     let g1 = wait_genesis_only(&net, logged + 1).await;
-    assert!(g1.eq_ignore_ascii_case(&g0), "InitChain after a reset gives {g1}, the first run gave {g0}");
+    assert!(
+        g1.eq_ignore_ascii_case(&g0),
+        "InitChain after a reset gives {g1}, the first run gave {g0}"
+    );
     done(name, t);
 
     let name = "genesis step 4: SIGKILL node0's Stave before block 1; InitChain runs again with the same app hash";
@@ -735,7 +944,10 @@ async fn init_chain_repeats_after_crash_before_block_1() {
     net.kill(0, Proc::Stave);
     net.wait_pair_restarted(0, old, WAIT).await;
     let g2 = wait_genesis_only(&net, logged + 2).await;
-    assert!(g2.eq_ignore_ascii_case(&g0), "InitChain after a Stave crash gives {g2}, before it gave {g0}");
+    assert!(
+        g2.eq_ignore_ascii_case(&g0),
+        "InitChain after a Stave crash gives {g2}, before it gave {g0}"
+    );
     done(name, t);
 
     let name = "genesis step 5: SIGKILL node0's CometBFT before block 1; InitChain runs again with the same app hash";
@@ -744,7 +956,10 @@ async fn init_chain_repeats_after_crash_before_block_1() {
     net.kill(0, Proc::Cometbft);
     net.wait_pair_restarted(0, old, WAIT).await;
     let g3 = wait_genesis_only(&net, logged + 3).await;
-    assert!(g3.eq_ignore_ascii_case(&g0), "InitChain after a CometBFT crash gives {g3}, before it gave {g0}");
+    assert!(
+        g3.eq_ignore_ascii_case(&g0),
+        "InitChain after a CometBFT crash gives {g3}, before it gave {g0}"
+    );
     done(name, t);
 
     let name = "genesis step 6: node1 joins; blocks commit; block 1 carries the genesis app hash on both nodes";
@@ -754,7 +969,9 @@ async fn init_chain_repeats_after_crash_before_block_1() {
     for i in 0..net.nodes {
         match net.block_app_hash(i, 1).await {
             Ok(h) if h.eq_ignore_ascii_case(&g0) => {}
-            other => net.fail(&format!("node{i}: block 1 app hash {other:?}, want the genesis app hash {g0}")),
+            other => net.fail(&format!(
+                "node{i}: block 1 app hash {other:?}, want the genesis app hash {g0}"
+            )),
         }
     }
     let h = net.assert_app_hashes_agree(WAIT).await;
@@ -790,12 +1007,23 @@ async fn wait_genesis_only(net: &Localnet, want_logged: usize) -> String {
         )
         .await;
     let logged = net.count_in_log(0, "stave", "genesis committed");
-    assert_eq!(logged, want_logged, "node0 ran InitChain {logged} times, want {want_logged}");
-    assert_eq!(s.height, 0, "node0 Stave committed a block without a quorum: {s:?}");
+    assert_eq!(
+        logged, want_logged,
+        "node0 ran InitChain {logged} times, want {want_logged}"
+    );
+    assert_eq!(
+        s.height, 0,
+        "node0 Stave committed a block without a quorum: {s:?}"
+    );
     // CometBFT serves RPC only after its handshake (InitChain): wait for it.
     let h = net
-        .wait_for("node0 CometBFT RPC", WAIT, || async move { net.comet_height(0).await })
+        .wait_for("node0 CometBFT RPC", WAIT, || async move {
+            net.comet_height(0).await
+        })
         .await;
-    assert_eq!(h, 0, "node0 CometBFT committed a block with half the voting power");
+    assert_eq!(
+        h, 0,
+        "node0 CometBFT committed a block with half the voting power"
+    );
     s.app_hash
 }

@@ -31,7 +31,10 @@ async fn init_chain_is_safe_to_repeat() {
     let third = node.init_chain(default_genesis()).await;
     assert_ne!(third, first);
     let other_dump = state_dump(&node.store);
-    assert!(other_dump.len() < dump.len(), "the first genesis' account is gone");
+    assert!(
+        other_dump.len() < dump.len(),
+        "the first genesis' account is gone"
+    );
     let fourth = node.init_chain(genesis_with_account()).await;
     assert_eq!(fourth, first);
     assert_eq!(state_dump(&node.store), dump);
@@ -50,7 +53,15 @@ async fn genesis_params_are_enforced() {
     // max_tx_bytes = 4096 from genesis, not the default
     let big = signed(9, 0, vec![set("k", &"x".repeat(5000))]);
     let r = node.check_tx(big.clone(), false).await;
-    assert_eq!(r.code.value(), stave::tx::Code::TxTooLarge.value(), "{}", r.log);
+    assert_eq!(
+        r.code.value(),
+        stave::tx::Code::TxTooLarge.value(),
+        "{}",
+        r.log
+    );
     let (_, f) = node.block(1, vec![big]).await;
-    assert_eq!(f.tx_results[0].code.value(), stave::tx::Code::TxTooLarge.value());
+    assert_eq!(
+        f.tx_results[0].code.value(),
+        stave::tx::Code::TxTooLarge.value()
+    );
 }

@@ -8,7 +8,12 @@ use proptest::prelude::*;
 
 fn tx_strategy() -> impl Strategy<Value = (u8, u8, u8, bool)> {
     // (signer seed 1..=4, key id, nonce skew 0 = right nonce, delete?)
-    (1u8..=4, 0u8..6, prop_oneof![8 => Just(0u8), 1 => 1u8..3], any::<bool>())
+    (
+        1u8..=4,
+        0u8..6,
+        prop_oneof![8 => Just(0u8), 1 => 1u8..3],
+        any::<bool>(),
+    )
 }
 
 fn build_blocks(spec: &[Vec<(u8, u8, u8, bool)>]) -> Vec<Vec<Bytes>> {
@@ -22,7 +27,11 @@ fn build_blocks(spec: &[Vec<(u8, u8, u8, bool)>]) -> Vec<Vec<Bytes>> {
                     if skew == 0 {
                         nonces[seed as usize] += 1;
                     }
-                    let action = if is_del { del(&format!("k{k}")) } else { set(&format!("k{k}"), &format!("v{seed}{n}")) };
+                    let action = if is_del {
+                        del(&format!("k{k}"))
+                    } else {
+                        set(&format!("k{k}"), &format!("v{seed}{n}"))
+                    };
                     signed(seed, n, vec![action])
                 })
                 .collect()

@@ -47,7 +47,8 @@ impl Consensus {
 
 fn run(mut app: App, mut rx: mpsc::Receiver<Job>) {
     while let Some((req, reply)) = rx.blocking_recv() {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(&mut app, req)));
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(&mut app, req)));
         match outcome {
             Ok(Ok(resp)) => {
                 let _ = reply.send(resp);
@@ -59,7 +60,10 @@ fn run(mut app: App, mut rx: mpsc::Receiver<Job>) {
 }
 
 fn fatal(msg: &str) -> ! {
-    tracing::error!(error = msg, "node fault in the consensus path; stopping so CometBFT replays after restart");
+    tracing::error!(
+        error = msg,
+        "node fault in the consensus path; stopping so CometBFT replays after restart"
+    );
     eprintln!("stave: fatal: {msg}");
     std::process::exit(70)
 }
@@ -67,8 +71,21 @@ fn fatal(msg: &str) -> ! {
 fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, AppError> {
     Ok(match req {
         ConsensusRequest::InitChain(r) => {
+            if r.initial_height.value() != 1 {
+                return Err(AppError::Genesis(crate::app::GenesisError::Params(
+                    format!(
+                        "genesis initial_height is {}; Stave requires 1 (JMT version 0 is genesis)",
+                        r.initial_height.value()
+                    ),
+                )));
+            }
             let time = r.time.unix_timestamp_nanos() as i64;
-            let hash = app.init_chain(&r.chain_id, time, &r.app_state_bytes)?;
+            let comet: Vec<(Vec<u8>, u64)> = r
+                .validators
+                .iter()
+                .map(|v| (v.pub_key.to_bytes(), v.power.value()))
+                .collect();
+            let hash = app.init_chain(&r.chain_id, time, &r.app_state_bytes, &comet)?;
             tracing::info!(chain_id = %r.chain_id, app_hash = %hex::encode(hash), "genesis committed");
             ConsensusResponse::InitChain(response::InitChain {
                 consensus_params: None,
@@ -82,9 +99,13 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
             ConsensusResponse::PrepareProposal(response::PrepareProposal { txs })
         }
         ConsensusRequest::ProcessProposal(r) => {
-            let ok = app.process_proposal(&r.txs)?;
+            let time = r.time.unix_timestamp_nanos() as i64;
+            let ok = app.process_proposal(r.height.value(), time, &r.txs)?;
             if !ok {
-                tracing::warn!(height = r.height.value(), "rejecting proposal with an undecodable or unauthenticated tx");
+                tracing::warn!(
+                    height = r.height.value(),
+                    "rejecting proposal with an undecodable or unauthenticated tx"
+                );
             }
             ConsensusResponse::ProcessProposal(if ok {
                 response::ProcessProposal::Accept
@@ -102,7 +123,9 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
         ConsensusRequest::Commit => {
             let start = Instant::now();
             let c = app.commit()?;
-            metrics().commit_seconds.observe(start.elapsed().as_secs_f64());
+            metrics()
+                .commit_seconds
+                .observe(start.elapsed().as_secs_f64());
             metrics().height.set(c.height as i64);
             ConsensusResponse::Commit(response::Commit {
                 data: Default::default(),
@@ -119,9 +142,14 @@ fn finalize(
     let start = Instant::now();
     let time = r.time.unix_timestamp_nanos() as i64;
     let out = app.finalize_block(r.height.value(), time, &r.txs)?;
-    metrics().finalize_seconds.observe(start.elapsed().as_secs_f64());
+    metrics()
+        .finalize_seconds
+        .observe(start.elapsed().as_secs_f64());
     for t in &out.txs {
-        metrics().txs_applied.with_label_values(&[t.code.name()]).inc();
+        metrics()
+            .txs_applied
+            .with_label_values(&[t.code.name()])
+            .inc();
     }
     tracing::debug!(height = out.height, txs = out.txs.len(), app_hash = %hex::encode(out.app_hash), "finalized");
     Ok(ConsensusResponse::FinalizeBlock(response::FinalizeBlock {

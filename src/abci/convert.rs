@@ -34,7 +34,10 @@ pub fn exec_result(o: &TxOutcome) -> ExecTxResult {
     }
     ExecTxResult {
         code: o.code.value().into(),
-        data: o.tx_id.map(|id| Bytes::copy_from_slice(&id)).unwrap_or_default(),
+        data: o
+            .tx_id
+            .map(|id| Bytes::copy_from_slice(&id))
+            .unwrap_or_default(),
         log: o.log.clone(),
         info: o.code.name().to_string(),
         gas_wanted: 0,

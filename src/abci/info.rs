@@ -17,12 +17,22 @@ use crate::store::ChainStore;
 #[derive(Clone)]
 pub struct InfoService {
     pub store: ChainStore,
+    /// Forgotten pending nonces at each handshake: a CometBFT that restarted
+    /// alone comes back with an empty mempool.
+    pub mempool: Option<std::sync::Arc<crate::app::Mempool>>,
 }
 
 fn info(store: &ChainStore) -> response::Info {
-    // A store that cannot be read is reported as empty; CometBFT then stops
-    // at the handshake with a clear app-hash mismatch rather than replaying.
-    let ci = store.commit_info().unwrap_or_default();
+    // Reporting an unreadable store as empty would make CometBFT call
+    // InitChain over a live chain; a node fault stops the process instead.
+    let ci = match store.commit_info() {
+        Ok(ci) => ci,
+        Err(e) => {
+            tracing::error!(error = %e, "chain store unreadable in Info; stopping");
+            eprintln!("stave: fatal: chain store unreadable in Info: {e}");
+            std::process::exit(70);
+        }
+    };
     response::Info {
         data: "stave".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -43,18 +53,33 @@ impl Service<InfoRequest> for InfoService {
 
     fn call(&mut self, req: InfoRequest) -> Self::Future {
         let store = self.store.clone();
+        let mempool = self.mempool.clone();
         Box::pin(async move {
-            let resp = tokio::task::spawn_blocking(move || match req {
-                InfoRequest::Info(_) => InfoResponse::Info(info(&store)),
-                InfoRequest::Query(q) => InfoResponse::Query(query(&store, &q)),
+            let resp = match req {
                 InfoRequest::Echo(e) => InfoResponse::Echo(response::Echo { message: e.message }),
-            })
-            .await
-            .unwrap_or_else(|_| InfoResponse::Query(response::Query {
-                code: crate::tx::Code::NotReady.value().into(),
-                log: "query task failed".into(),
-                ..Default::default()
-            }));
+                InfoRequest::Info(_) => {
+                    if let Some(m) = mempool {
+                        m.reset();
+                    }
+                    match tokio::task::spawn_blocking(move || info(&store)).await {
+                        Ok(i) => InfoResponse::Info(i),
+                        Err(e) => {
+                            tracing::error!(error = %e, "Info task failed; stopping");
+                            std::process::exit(70);
+                        }
+                    }
+                }
+                InfoRequest::Query(q) => InfoResponse::Query(
+                    tokio::task::spawn_blocking(move || query(&store, &q))
+                        .await
+                        .unwrap_or_else(|_| response::Query {
+                            code: crate::tx::Code::NotReady.value().into(),
+                            log: "query task failed".into(),
+                            codespace: crate::tx::CODESPACE.into(),
+                            ..Default::default()
+                        }),
+                ),
+            };
             Ok(resp)
         })
     }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tendermint::abci::{request::CheckTxKind, response};
-use tokio::sync::oneshot;
 use tendermint::v0_38::abci::{MempoolRequest, MempoolResponse};
+use tokio::sync::oneshot;
 use tower::Service;
 use tower_abci::BoxError;
 
@@ -36,6 +36,7 @@ impl MempoolService {
 
 fn failed() -> TxOutcome {
     TxOutcome {
+        class: crate::app::TxClass::Rejected,
         code: crate::tx::Code::NotReady,
         log: "check task failed".into(),
         events: vec![],
@@ -92,7 +93,10 @@ impl Service<MempoolRequest> for MempoolService {
                 let _ = prev.await;
             }
             let outcome = match pre {
-                Ok(tx) => mempool.admit(&tx),
+                // The nonce read touches RocksDB: off the async workers.
+                Ok(tx) => tokio::task::spawn_blocking(move || mempool.admit(&tx))
+                    .await
+                    .unwrap_or_else(|_| failed()),
                 Err(o) => o,
             };
             let _ = done.send(());

@@ -29,12 +29,15 @@ pub async fn serve(app: App, listen: &str) -> anyhow::Result<()> {
         .mempool(
             ServiceBuilder::new()
                 .buffer(10_000)
-                .service(mempool::MempoolService::new(mempool)),
+                .service(mempool::MempoolService::new(mempool.clone())),
         )
         .info(
             ServiceBuilder::new()
                 .buffer(1_000)
-                .service(info::InfoService { store }),
+                .service(info::InfoService {
+                    store,
+                    mempool: Some(mempool.clone()),
+                }),
         )
         .snapshot(snapshot::SnapshotService)
         .finish()

@@ -61,7 +61,12 @@ pub fn query(store: &ChainStore, q: &request::Query) -> response::Query {
     match store.get_at(&key, height, q.prove) {
         Ok(pv) => response::Query {
             code: Code::Ok.value().into(),
-            log: if pv.value.is_some() { "exists" } else { "absent" }.into(),
+            log: if pv.value.is_some() {
+                "exists"
+            } else {
+                "absent"
+            }
+            .into(),
             key: key.into(),
             value: pv.value.unwrap_or_default().into(),
             proof: pv.proof.map(|p| ProofOps {

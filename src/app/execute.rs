@@ -32,7 +32,10 @@ pub fn execute_tx<S: StateRead>(
         Err(e) => return Ok(TxOutcome::err(None, e)),
     };
     if let Err(e) = authenticate(block, env, tx, sig_ok) {
-        return fault_or_outcome(tx, e);
+        return match e {
+            TxError::Store(fault) => Err(fault),
+            other => Ok(TxOutcome::err(Some(tx.id), &other)),
+        };
     }
     // The nonce is consumed (and the account created) whatever the actions do.
     let mut account = block.account(&tx.signer)?.unwrap_or(Account {
@@ -68,7 +71,10 @@ pub fn execute_tx<S: StateRead>(
         }
         Err(e) => {
             drop(overlay);
-            fault_or_outcome(tx, e)
+            match e {
+                TxError::Store(fault) => Err(fault),
+                other => Ok(TxOutcome::action_failed(tx.id, &other)),
+            }
         }
     }
 }
@@ -95,11 +101,4 @@ pub fn authenticate<S: StateRead>(
         });
     }
     Ok(())
-}
-
-fn fault_or_outcome(tx: &DecodedTx, e: TxError) -> Result<TxOutcome, StoreError> {
-    match e {
-        TxError::Store(fault) => Err(fault),
-        other => Ok(TxOutcome::err(Some(tx.id), &other)),
-    }
 }

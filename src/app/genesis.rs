@@ -53,6 +53,37 @@ impl AppState {
         Ok(serde_json::from_slice(bytes)?)
     }
 
+    /// Checks that `validators` names the same (consensus key, power) set as
+    /// CometBFT's genesis. An empty `validators` section checks nothing.
+    pub fn check_validator_set(&self, comet: &[(Vec<u8>, u64)]) -> Result<(), GenesisError> {
+        if self.validators.is_empty() {
+            return Ok(());
+        }
+        let mut ours = Vec::with_capacity(self.validators.len());
+        for v in &self.validators {
+            let key = hex::decode(&v.consensus_key).map_err(|e| {
+                GenesisError::Validator(format!("consensus_key {:?}: {e}", v.consensus_key))
+            })?;
+            ours.push((key, v.power));
+        }
+        let mut theirs = comet.to_vec();
+        ours.sort();
+        theirs.sort();
+        if ours != theirs {
+            return Err(GenesisError::Validator(format!(
+                "app_state.validators {:?} do not match CometBFT's genesis validators {:?}",
+                ours.iter()
+                    .map(|(k, p)| (hex::encode(k), p))
+                    .collect::<Vec<_>>(),
+                theirs
+                    .iter()
+                    .map(|(k, p)| (hex::encode(k), p))
+                    .collect::<Vec<_>>()
+            )));
+        }
+        Ok(())
+    }
+
     /// The state changes genesis writes.
     pub fn changes(&self, genesis_time_ns: i64) -> Result<Changes, GenesisError> {
         self.params.validate().map_err(GenesisError::Params)?;
@@ -66,8 +97,15 @@ impl AppState {
             };
             let bytes = hex::decode(&a.pubkey).map_err(|e| bad(e.to_string()))?;
             let (pk, _) = crate::tx::identity_key(&bytes).map_err(|e| bad(e.to_string()))?;
-            if state.changes().state.contains_key(&crate::keyspaces::accounts::account_key(&pk)) {
-                return Err(GenesisError::Duplicate { what: "account", key: a.pubkey.clone() });
+            if state
+                .changes()
+                .state
+                .contains_key(&crate::keyspaces::accounts::account_key(&pk))
+            {
+                return Err(GenesisError::Duplicate {
+                    what: "account",
+                    key: a.pubkey.clone(),
+                });
             }
             state.put_account(
                 &pk,
@@ -83,11 +121,13 @@ impl AppState {
             let (operator, record) = v.to_record().map_err(GenesisError::Validator)?;
             let key = crate::keyspaces::validators::validator_key(&operator);
             if state.changes().state.contains_key(&key) {
-                return Err(GenesisError::Duplicate { what: "validator", key: v.operator_key.clone() });
+                return Err(GenesisError::Duplicate {
+                    what: "validator",
+                    key: v.operator_key.clone(),
+                });
             }
             state.put_validator(&operator, &record);
         }
         Ok(state.into_changes())
     }
 }
-

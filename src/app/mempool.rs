@@ -79,12 +79,18 @@ impl Mempool {
             let v = self.view.lock();
             match &v.params {
                 Some(p) => (v.chain_id.clone(), p.clone()),
-                None => return Err(TxOutcome::err(None, &TxError::NotReady("no genesis yet".into()))),
+                None => {
+                    return Err(TxOutcome::err(
+                        None,
+                        &TxError::NotReady("no genesis yet".into()),
+                    ))
+                }
             }
         };
         let tx = DecodedTx::decode(raw, &params).map_err(|e| TxOutcome::err(None, &e))?;
         let id = Some(tx.id);
-        tx.check_chain(&chain_id).map_err(|e| TxOutcome::err(id, &e))?;
+        tx.check_chain(&chain_id)
+            .map_err(|e| TxOutcome::err(id, &e))?;
         // A recheck sees the exact bytes admitted earlier, whose signature verified then.
         if kind == CheckKind::New && !self.sigs.contains(&tx.id, &tx.signature) {
             tx.verify_signature().map_err(|e| TxOutcome::err(id, &e))?;

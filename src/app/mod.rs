@@ -21,7 +21,7 @@ pub use execute::{authenticate, execute_tx, BlockEnv};
 pub use genesis::{AppState, GenesisAccount, GenesisError};
 pub use mempool::{CheckKind, Mempool};
 pub use notify::{CommitNotifier, Committed};
-pub use outcome::{BlockOutcome, TxOutcome};
+pub use outcome::{BlockOutcome, TxClass, TxOutcome};
 pub use sigcache::SigCache;
 
 use thiserror::Error;
@@ -144,13 +144,19 @@ impl App {
 
     /// InitChain: writes genesis as version 0 and persists it at once. Safe
     /// to repeat while no block has been committed.
+    ///
+    /// `comet_validators` are CometBFT's genesis validators as (ed25519
+    /// consensus key, power); when `app_state.validators` is not empty it
+    /// must name exactly the same set.
     pub fn init_chain(
         &mut self,
         chain_id: &str,
         genesis_time_ns: i64,
         app_state: &[u8],
+        comet_validators: &[(Vec<u8>, u64)],
     ) -> Result<[u8; 32], AppError> {
         let state = AppState::parse(app_state)?;
+        state.check_validator_set(comet_validators)?;
         let changes = state.changes(genesis_time_ns)?;
         let app_hash = self
             .store
@@ -213,7 +219,10 @@ impl App {
         self.pending = None;
         let committed = self.store.commit_info()?.height;
         if committed.map(|h| h + 1) != Some(height) {
-            return Err(AppError::HeightMismatch { committed, got: height });
+            return Err(AppError::HeightMismatch {
+                committed,
+                got: height,
+            });
         }
         let params = self.params()?.clone();
         let t0 = std::time::Instant::now();

@@ -15,6 +15,9 @@ pub struct Committed {
     pub outcome: TxOutcome,
 }
 
+/// Distinct tx ids that may be waited on at once.
+pub const MAX_WAITERS: usize = 50_000;
+
 pub struct CommitNotifier {
     waiters: Mutex<HashMap<[u8; 32], Vec<oneshot::Sender<Committed>>>>,
     height: watch::Sender<u64>,
@@ -30,11 +33,22 @@ impl Default for CommitNotifier {
 }
 
 impl CommitNotifier {
-    /// Registers interest in a tx id. Register before broadcasting.
-    pub fn wait_for(&self, tx_id: [u8; 32]) -> oneshot::Receiver<Committed> {
+    /// Registers interest in a tx id. Register before broadcasting. Returns
+    /// `None` when [`MAX_WAITERS`] are already waiting.
+    pub fn wait_for(&self, tx_id: [u8; 32]) -> Option<oneshot::Receiver<Committed>> {
         let (tx, rx) = oneshot::channel();
-        self.waiters.lock().entry(tx_id).or_default().push(tx);
-        rx
+        let mut w = self.waiters.lock();
+        if w.len() >= MAX_WAITERS {
+            w.retain(|_, list| {
+                list.retain(|s| !s.is_closed());
+                !list.is_empty()
+            });
+            if w.len() >= MAX_WAITERS {
+                return None;
+            }
+        }
+        w.entry(tx_id).or_default().push(tx);
+        Some(rx)
     }
 
     /// Drops the registration of waiters that gave up.

@@ -3,9 +3,21 @@
 use crate::keyspaces::Event;
 use crate::tx::{Code, TxError};
 
+/// The two failure classes of BRIEF §4, plus success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxClass {
+    /// Authenticated and every action applied.
+    Applied,
+    /// Authenticated, an action failed: the nonce is consumed, nothing else.
+    ActionFailed,
+    /// Did not decode or authenticate: nothing changed at all.
+    Rejected,
+}
+
 /// The result of one tx.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxOutcome {
+    pub class: TxClass,
     pub code: Code,
     pub log: String,
     pub events: Vec<Event>,
@@ -16,6 +28,7 @@ pub struct TxOutcome {
 impl TxOutcome {
     pub fn ok(tx_id: [u8; 32], events: Vec<Event>) -> Self {
         TxOutcome {
+            class: TxClass::Applied,
             code: Code::Ok,
             log: String::new(),
             events,
@@ -23,18 +36,44 @@ impl TxOutcome {
         }
     }
 
+    /// A tx that did not decode or authenticate.
     pub fn err(tx_id: Option<[u8; 32]>, e: &TxError) -> Self {
         TxOutcome {
+            class: TxClass::Rejected,
             code: e.code(),
-            log: e.to_string(),
+            log: truncate(e.to_string()),
             events: Vec::new(),
             tx_id,
+        }
+    }
+
+    /// An authenticated tx whose action failed.
+    pub fn action_failed(tx_id: [u8; 32], e: &TxError) -> Self {
+        TxOutcome {
+            class: TxClass::ActionFailed,
+            ..Self::err(Some(tx_id), e)
         }
     }
 
     pub fn is_ok(&self) -> bool {
         self.code == Code::Ok
     }
+}
+
+/// Longest log stored with a result; offending values are cut beyond it, so
+/// a result never costs much more than its tx.
+const MAX_LOG: usize = 512;
+
+fn truncate(mut s: String) -> String {
+    if s.len() > MAX_LOG {
+        let mut cut = MAX_LOG;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
 }
 
 /// The result of FinalizeBlock.

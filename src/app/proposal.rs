@@ -1,15 +1,27 @@
-//! PrepareProposal and ProcessProposal.
+//! PrepareProposal and ProcessProposal. Both apply the txs in order against a
+//! scratch overlay over committed state, with the same code FinalizeBlock
+//! runs, so they agree with it on which txs authenticate.
 
 use super::execute::{execute_tx, BlockEnv};
-use super::{App, AppError};
+use super::{App, AppError, TxClass};
 use crate::store::Overlay;
 
+/// CometBFT counts each tx with its protobuf framing (tag + length varint).
+fn framed_len(len: usize) -> i64 {
+    let mut varint = 1;
+    let mut n = len >> 7;
+    while n > 0 {
+        varint += 1;
+        n >>= 7;
+    }
+    (len + 1 + varint) as i64
+}
+
 impl App {
-    /// Applies the candidate txs in order against a scratch overlay and keeps
-    /// those that decode, authenticate (chain, signature, nonce in sequence)
-    /// and fit in `max_tx_bytes`. A tx whose actions fail is kept: it still
-    /// consumes its nonce, and dropping it would leave it in every mempool,
-    /// blocking its account's later nonces.
+    /// Keeps the candidate txs that decode and authenticate (chain,
+    /// signature, nonce in sequence), within `max_tx_bytes`. A tx whose
+    /// actions fail is kept: it still consumes its nonce, and dropping it
+    /// would leave it in every mempool, blocking its account's later nonces.
     pub fn prepare_proposal<T: AsRef<[u8]> + Sync + Clone>(
         &self,
         height: u64,
@@ -26,57 +38,49 @@ impl App {
             params: &params,
         };
         let mut scratch = Overlay::new(self.store().committed());
-        let mut kept = Vec::new();
-        let mut bytes: i64 = 0;
-        let budget = if max_tx_bytes <= 0 { i64::MAX } else { max_tx_bytes };
+        let budget = if max_tx_bytes <= 0 {
+            i64::MAX
+        } else {
+            max_tx_bytes
+        };
+        let (mut kept, mut used) = (Vec::new(), 0i64);
         for ((raw, d), ok) in txs.iter().zip(&decoded).zip(sig_ok) {
-            let len = raw.as_ref().len() as i64;
-            // CometBFT counts each tx with its protobuf framing overhead.
-            let framed = len + 8;
-            if bytes + framed > budget {
-                continue;
+            let len = framed_len(raw.as_ref().len());
+            if used + len > budget {
+                continue; // too big for what is left; not applied to the scratch
             }
-            let Ok(tx) = d else { continue };
-            let outcome = execute_tx(&mut scratch, &env, Ok(tx), ok)?;
-            if outcome.is_ok() || outcome_consumed_nonce(&outcome) {
-                bytes += framed;
+            let outcome = execute_tx(&mut scratch, &env, d.as_ref(), ok)?;
+            if outcome.class != TxClass::Rejected {
+                used += len;
                 kept.push(raw.clone());
             }
         }
         Ok(kept)
     }
 
-    /// Accepts a proposal only if every tx decodes, names this chain and
-    /// carries a valid signature. Nonce and action failures are results,
-    /// not grounds for rejection.
-    pub fn process_proposal(&self, txs: &[impl AsRef<[u8]> + Sync]) -> Result<bool, AppError> {
+    /// Accepts a proposal only if every tx decodes and authenticates (chain,
+    /// signature, nonce in sequence), exactly as FinalizeBlock will judge it.
+    /// Action failures are results, not grounds for rejection.
+    pub fn process_proposal<T: AsRef<[u8]> + Sync>(
+        &self,
+        height: u64,
+        time_ns: i64,
+        txs: &[T],
+    ) -> Result<bool, AppError> {
         let params = self.params()?.clone();
         let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let env = BlockEnv {
+            height,
+            time_ns,
+            chain_id: self.chain_id(),
+            params: &params,
+        };
+        let mut scratch = Overlay::new(self.store().committed());
         for (d, ok) in decoded.iter().zip(sig_ok) {
-            match d {
-                Ok(tx) if ok && tx.check_chain(self.chain_id()).is_ok() => {}
-                _ => return Ok(false),
+            if execute_tx(&mut scratch, &env, d.as_ref(), ok)?.class == TxClass::Rejected {
+                return Ok(false);
             }
         }
         Ok(true)
     }
-}
-
-/// Whether a failed outcome still changed the nonce (authenticated, action failed).
-fn outcome_consumed_nonce(o: &super::TxOutcome) -> bool {
-    use crate::tx::Code;
-    !matches!(
-        o.code,
-        Code::Decode
-            | Code::NonCanonical
-            | Code::Signature
-            | Code::WrongChain
-            | Code::Nonce
-            | Code::TxTooLarge
-            | Code::ActionCount
-            | Code::InvalidSigner
-            | Code::MemoTooLarge
-            | Code::NotReady
-            | Code::MempoolPolicy
-    )
 }

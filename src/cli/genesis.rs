@@ -55,7 +55,10 @@ fn validator_entry(spec: &str) -> anyhow::Result<(Value, GenesisValidator)> {
         "name": moniker,
     });
     let v = GenesisValidator {
-        operator_key: frag["operator_key"].as_str().unwrap_or_default().to_string(),
+        operator_key: frag["operator_key"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
         consensus_key: hex::encode(consensus),
         x25519_key: frag["x25519_key"].as_str().unwrap_or_default().to_string(),
         address: frag["address"].as_str().unwrap_or_default().to_string(),
@@ -67,7 +70,13 @@ fn validator_entry(spec: &str) -> anyhow::Result<(Value, GenesisValidator)> {
 }
 
 pub fn run(cmd: GenesisCmd, out: Output) -> anyhow::Result<()> {
-    let GenesisCmd::Assemble { chain_id, out: path, nodes, accounts, params } = cmd;
+    let GenesisCmd::Assemble {
+        chain_id,
+        out: path,
+        nodes,
+        accounts,
+        params,
+    } = cmd;
     let mut comet_validators = Vec::new();
     let mut validators = Vec::new();
     for n in &nodes {
@@ -81,7 +90,10 @@ pub fn run(cmd: GenesisCmd, out: Output) -> anyhow::Result<()> {
     };
     let app_state = AppState {
         params,
-        accounts: accounts.into_iter().map(|pubkey| GenesisAccount { pubkey }).collect(),
+        accounts: accounts
+            .into_iter()
+            .map(|pubkey| GenesisAccount { pubkey })
+            .collect(),
         validators,
     };
     // Fail here, not at InitChain, on anything genesis would refuse.

@@ -39,7 +39,12 @@ pub fn run(a: InitArgs, out: Output) -> anyhow::Result<()> {
         home.config_file().display()
     );
     std::fs::create_dir_all(home.config_dir())?;
-    for d in [home.chain_dir(), home.local_dir(), home.snapshots_dir(), home.content_dir()] {
+    for d in [
+        home.chain_dir(),
+        home.local_dir(),
+        home.snapshots_dir(),
+        home.content_dir(),
+    ] {
         std::fs::create_dir_all(d)?;
     }
     let mut config = Config::default_for(&home, &a.moniker);
@@ -59,7 +64,10 @@ pub fn run(a: InitArgs, out: Output) -> anyhow::Result<()> {
         "address": a.grpc_addr,
         "power": a.power,
     });
-    std::fs::write(home.genesis_fragment(), serde_json::to_string_pretty(&fragment)?)?;
+    std::fs::write(
+        home.genesis_fragment(),
+        serde_json::to_string_pretty(&fragment)?,
+    )?;
     out.print(&json!({
         "home": home.root.display().to_string(),
         "config": home.config_file().display().to_string(),

@@ -38,7 +38,9 @@ fn check_name(name: &str) -> anyhow::Result<()> {
     anyhow::ensure!(
         !name.is_empty()
             && name.len() <= 64
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
         "key name {name:?}: use 1-64 letters, digits, '-' or '_'"
     );
     Ok(())
@@ -64,19 +66,28 @@ pub fn run(cmd: KeysCmd, out: Output) -> anyhow::Result<()> {
         }
         KeysCmd::Show { name, keyring_dir } => {
             let key = load(&keyring_dir, &name)?;
-            out.print(&json!({"name": name, "pubkey": hex::encode(key.verifying_key().to_bytes())}));
+            out.print(
+                &json!({"name": name, "pubkey": hex::encode(key.verifying_key().to_bytes())}),
+            );
         }
         KeysCmd::List { keyring_dir } => {
             let mut keys = Vec::new();
             if let Ok(rd) = std::fs::read_dir(&keyring_dir) {
                 let mut names: Vec<String> = rd
                     .filter_map(|e| e.ok())
-                    .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(String::from))
+                    .filter_map(|e| {
+                        e.file_name()
+                            .to_str()
+                            .and_then(|n| n.strip_suffix(".json"))
+                            .map(String::from)
+                    })
                     .collect();
                 names.sort();
                 for n in names {
                     if let Ok(k) = load(&keyring_dir, &n) {
-                        keys.push(json!({"name": n, "pubkey": hex::encode(k.verifying_key().to_bytes())}));
+                        keys.push(
+                            json!({"name": n, "pubkey": hex::encode(k.verifying_key().to_bytes())}),
+                        );
                     }
                 }
             }

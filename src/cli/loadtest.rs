@@ -113,16 +113,27 @@ fn ms(d: Duration) -> f64 {
 }
 
 pub async fn run(a: LoadtestArgs, out: Output) -> anyhow::Result<()> {
-    anyhow::ensure!(a.rate > 0.0 && a.rate.is_finite(), "--rate must be positive");
+    anyhow::ensure!(
+        a.rate > 0.0 && a.rate.is_finite(),
+        "--rate must be positive"
+    );
     anyhow::ensure!(a.count >= 1, "--count must be at least 1");
     anyhow::ensure!(a.accounts >= 1, "--accounts must be at least 1");
     anyhow::ensure!(a.concurrency >= 1, "--concurrency must be at least 1");
-    let rpc: Vec<String> = a.rpc.iter().filter(|u| !u.trim().is_empty()).map(|u| normalize(u)).collect();
+    let rpc: Vec<String> = a
+        .rpc
+        .iter()
+        .filter(|u| !u.trim().is_empty())
+        .map(|u| normalize(u))
+        .collect();
     anyhow::ensure!(!rpc.is_empty(), "--rpc needs at least one endpoint");
     let lanes = a.accounts.min(a.count);
 
     if a.dry_run {
-        let chain = a.chain_id.clone().unwrap_or_else(|| "stave-localnet".into());
+        let chain = a
+            .chain_id
+            .clone()
+            .unwrap_or_else(|| "stave-localnet".into());
         let p = plan::Plan::build(a.app, &chain, a.count, lanes, a.tx_bytes)?;
         let (min, max) = p.size_range();
         out.print(&json!({
@@ -148,7 +159,10 @@ pub async fn run(a: LoadtestArgs, out: Output) -> anyhow::Result<()> {
             .json()
             .await?;
         if i == 0 {
-            chain_id = st["result"]["node_info"]["network"].as_str().unwrap_or_default().to_string();
+            chain_id = st["result"]["node_info"]["network"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             start_height = st["result"]["sync_info"]["latest_block_height"]
                 .as_str()
                 .and_then(|s| s.parse().ok())
@@ -156,14 +170,24 @@ pub async fn run(a: LoadtestArgs, out: Output) -> anyhow::Result<()> {
         }
     }
     let chain_id = a.chain_id.clone().unwrap_or(chain_id);
-    anyhow::ensure!(a.app == AppKind::Kvstore || !chain_id.is_empty(), "no chain id from {}/status", rpc[0]);
+    anyhow::ensure!(
+        a.app == AppKind::Kvstore || !chain_id.is_empty(),
+        "no chain id from {}/status",
+        rpc[0]
+    );
 
     let t_build = Instant::now();
-    let plan = Arc::new(plan::Plan::build(a.app, &chain_id, a.count, lanes, a.tx_bytes)?);
+    let plan = Arc::new(plan::Plan::build(
+        a.app, &chain_id, a.count, lanes, a.tx_bytes,
+    )?);
     let build_secs = t_build.elapsed().as_secs_f64();
     let (size_min, size_max) = plan.size_range();
     let hashes: send::HashIndex = Arc::new(Mutex::new(
-        plan.txs.iter().enumerate().map(|(i, t)| (t.hash, i)).collect(),
+        plan.txs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.hash, i))
+            .collect(),
     ));
 
     let timeout = Duration::from_secs(a.timeout_secs);
@@ -204,13 +228,27 @@ pub async fn run(a: LoadtestArgs, out: Output) -> anyhow::Result<()> {
         start,
     )
     .await;
-    let accepted = sent.sent.iter().filter(|s| s.outcome == send::Outcome::Accepted).count();
+    let accepted = sent
+        .sent
+        .iter()
+        .filter(|s| s.outcome == send::Outcome::Accepted)
+        .count();
     let first_send = sent.sent.iter().map(|s| s.submit).min();
     let last_send = sent.sent.iter().map(|s| s.submit).max();
     let _ = done_tx.send(Some((last_send.unwrap_or_else(Instant::now), accepted)));
     let polled = poller.await?;
 
-    out.print(&report(&a, &rpc, &chain_id, (size_min, size_max), build_secs, &sent, &polled, first_send, last_send));
+    out.print(&report(
+        &a,
+        &rpc,
+        &chain_id,
+        (size_min, size_max),
+        build_secs,
+        &sent,
+        &polled,
+        first_send,
+        last_send,
+    ));
     Ok(())
 }
 
@@ -246,18 +284,30 @@ fn report(
             }
         }
     }
-    let accepted = sent.sent.iter().filter(|s| s.outcome == send::Outcome::Accepted).count();
+    let accepted = sent
+        .sent
+        .iter()
+        .filter(|s| s.outcome == send::Outcome::Accepted)
+        .count();
     let committed = latency.len();
     let send_span = match (first_send, last_send) {
         (Some(f), Some(l)) => (l - f).as_secs_f64(),
         _ => 0.0,
     };
-    let achieved = if send_span > 0.0 { (sent.sent.len() - 1) as f64 / send_span } else { 0.0 };
+    let achieved = if send_span > 0.0 {
+        (sent.sent.len() - 1) as f64 / send_span
+    } else {
+        0.0
+    };
     let duration = match (first_send, last_commit) {
         (Some(f), Some(l)) => l.saturating_duration_since(f).as_secs_f64(),
         _ => 0.0,
     };
-    let tps = if duration > 0.0 { committed as f64 / duration } else { 0.0 };
+    let tps = if duration > 0.0 {
+        committed as f64 / duration
+    } else {
+        0.0
+    };
     let ours: Vec<&poll::BlockSeen> = polled.blocks.iter().filter(|b| b.ours > 0).collect();
     let samples: BTreeMap<&String, &String> = sent.samples.iter().collect();
 

@@ -19,7 +19,11 @@ use clap::{Parser, Subcommand};
 pub use output::Output;
 
 #[derive(Parser, Debug)]
-#[command(name = "stave", version, about = "Stave: a content-rights validator node beside CometBFT v0.38")]
+#[command(
+    name = "stave",
+    version,
+    about = "Stave: a content-rights validator node beside CometBFT v0.38"
+)]
 pub struct Cli {
     /// Output format.
     #[arg(long, global = true, value_enum, default_value = "text")]
@@ -59,7 +63,10 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(&cli.command);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("stave: cannot start the runtime: {e}");

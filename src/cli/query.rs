@@ -63,7 +63,10 @@ fn resolve_pubkey(who: &str, keyring: &str) -> anyhow::Result<Vec<u8>> {
             return Ok(b);
         }
     }
-    Ok(keys::load(keyring, who)?.verifying_key().to_bytes().to_vec())
+    Ok(keys::load(keyring, who)?
+        .verifying_key()
+        .to_bytes()
+        .to_vec())
 }
 
 fn show(bytes: &[u8], hex_mode: bool) -> String {
@@ -76,27 +79,73 @@ fn show(bytes: &[u8], hex_mode: bool) -> String {
 pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
         QueryCmd::Status { node } => {
-            let s = StaveClient::connect(&node).await?.query.status(StatusRequest {}).await?.into_inner();
+            let s = StaveClient::connect(&node)
+                .await?
+                .query
+                .status(StatusRequest {})
+                .await?
+                .into_inner();
             out.print(&json!({"chain_id": s.chain_id, "height": s.height, "app_hash": s.app_hash,
                 "earliest_height": s.earliest_height, "app_version": s.app_version, "schema_version": s.schema_version}));
         }
-        QueryCmd::Account { who, node, keyring_dir } => {
+        QueryCmd::Account {
+            who,
+            node,
+            keyring_dir,
+        } => {
             let pubkey = resolve_pubkey(&who, &keyring_dir)?;
-            let a = StaveClient::connect(&node).await?.query.account(AccountRequest { pubkey: pubkey.clone() }).await?.into_inner();
+            let a = StaveClient::connect(&node)
+                .await?
+                .query
+                .account(AccountRequest {
+                    pubkey: pubkey.clone(),
+                })
+                .await?
+                .into_inner();
             out.print(&json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce,
                 "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes, "height": a.height}));
         }
-        QueryCmd::Kv(KvQuery::Get { signer, key, node, hex, keyring_dir }) => {
+        QueryCmd::Kv(KvQuery::Get {
+            signer,
+            key,
+            node,
+            hex,
+            keyring_dir,
+        }) => {
             let signer = resolve_pubkey(&signer, &keyring_dir)?;
-            let req = KvGetRequest { signer, key: arg_bytes(&key, hex)? };
-            let r = StaveClient::connect(&node).await?.query.kv_get(req).await?.into_inner();
+            let req = KvGetRequest {
+                signer,
+                key: arg_bytes(&key, hex)?,
+            };
+            let r = StaveClient::connect(&node)
+                .await?
+                .query
+                .kv_get(req)
+                .await?
+                .into_inner();
             out.print(&json!({"found": r.found, "value": show(&r.value, hex), "updated_height": r.updated_height, "height": r.height}));
             anyhow::ensure!(r.found, "key not found");
         }
-        QueryCmd::Kv(KvQuery::List { signer, start_after, limit, node, hex, keyring_dir }) => {
+        QueryCmd::Kv(KvQuery::List {
+            signer,
+            start_after,
+            limit,
+            node,
+            hex,
+            keyring_dir,
+        }) => {
             let signer = resolve_pubkey(&signer, &keyring_dir)?;
-            let req = KvListRequest { signer, start_after: arg_bytes(&start_after, hex)?, limit };
-            let r = StaveClient::connect(&node).await?.query.kv_list(req).await?.into_inner();
+            let req = KvListRequest {
+                signer,
+                start_after: arg_bytes(&start_after, hex)?,
+                limit,
+            };
+            let r = StaveClient::connect(&node)
+                .await?
+                .query
+                .kv_list(req)
+                .await?
+                .into_inner();
             let entries: Vec<_> = r.entries.iter().map(|e| json!({"key": show(&e.key, hex), "value": show(&e.value, hex), "updated_height": e.updated_height})).collect();
             out.print(&json!({"entries": entries, "next_key": show(&r.next_key, hex), "height": r.height}));
         }

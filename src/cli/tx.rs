@@ -94,17 +94,29 @@ pub async fn submit(actions: Vec<Action>, opts: &TxOpts, out: Output) -> anyhow:
         Some(n) => n,
         None => {
             let pubkey = key.verifying_key().to_bytes().to_vec();
-            client.query.account(AccountRequest { pubkey }).await?.into_inner().nonce
+            client
+                .query
+                .account(AccountRequest { pubkey })
+                .await?
+                .into_inner()
+                .nonce
         }
     };
     let raw = sign_tx(&key, &status.chain_id, nonce, actions, &opts.memo);
     let result = if opts.no_wait {
-        let r = client.tx.broadcast(BroadcastRequest { tx: raw }).await?.into_inner();
+        let r = client
+            .tx
+            .broadcast(BroadcastRequest { tx: raw })
+            .await?
+            .into_inner();
         json!({"tx_id": r.tx_id, "tx_hash": r.tx_hash, "check_code": r.code, "check_log": r.log, "nonce": nonce})
     } else {
         let r = client
             .tx
-            .broadcast_and_wait(BroadcastAndWaitRequest { tx: raw, timeout_ms: 0 })
+            .broadcast_and_wait(BroadcastAndWaitRequest {
+                tx: raw,
+                timeout_ms: 0,
+            })
             .await?
             .into_inner();
         let c = r.check.unwrap_or_default();

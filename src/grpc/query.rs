@@ -1,5 +1,8 @@
 //! `QueryService`: reads of the latest committed state.
 
+// tonic's `Status` is large; it is the error type every handler must return.
+#![allow(clippy::result_large_err)]
+
 use tonic::{Request, Response, Status};
 
 use crate::keyspaces::accounts::AccountsRead;
@@ -15,9 +18,8 @@ pub struct QueryServiceImpl {
 }
 
 fn key32(field: &str, b: &[u8]) -> Result<[u8; 32], Status> {
-    b.try_into().map_err(|_| {
-        Status::invalid_argument(format!("{field} must be 32 bytes, got {}", b.len()))
-    })
+    b.try_into()
+        .map_err(|_| Status::invalid_argument(format!("{field} must be 32 bytes, got {}", b.len())))
 }
 
 fn internal(e: StoreError) -> Status {
@@ -51,14 +53,22 @@ impl QueryService for QueryServiceImpl {
         .await
     }
 
-    async fn account(&self, req: Request<AccountRequest>) -> Result<Response<AccountResponse>, Status> {
+    async fn account(
+        &self,
+        req: Request<AccountRequest>,
+    ) -> Result<Response<AccountResponse>, Status> {
         let pk = key32("pubkey", &req.into_inner().pubkey)?;
         let store = self.store.clone();
         blocking(move || {
-            let height = store.commit_info().map_err(internal)?.height.unwrap_or(0);
-            let acct = store.committed().account(&pk).map_err(internal)?;
+            let view = store.view();
+            let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
+            let acct = view.account(&pk).map_err(internal)?;
             Ok(Response::new(match acct {
-                None => AccountResponse { found: false, height, ..Default::default() },
+                None => AccountResponse {
+                    found: false,
+                    height,
+                    ..Default::default()
+                },
                 Some(a) => AccountResponse {
                     found: true,
                     nonce: a.nonce,
@@ -77,10 +87,15 @@ impl QueryService for QueryServiceImpl {
         let signer = key32("signer", &req.signer)?;
         let store = self.store.clone();
         blocking(move || {
-            let height = store.commit_info().map_err(internal)?.height.unwrap_or(0);
-            let e = store.committed().kv_entry(&signer, &req.key).map_err(internal)?;
+            let view = store.view();
+            let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
+            let e = view.kv_entry(&signer, &req.key).map_err(internal)?;
             Ok(Response::new(match e {
-                None => KvGetResponse { found: false, height, ..Default::default() },
+                None => KvGetResponse {
+                    found: false,
+                    height,
+                    ..Default::default()
+                },
                 Some(e) => KvGetResponse {
                     found: true,
                     value: e.value,
@@ -93,7 +108,10 @@ impl QueryService for QueryServiceImpl {
         .await
     }
 
-    async fn kv_list(&self, req: Request<KvListRequest>) -> Result<Response<KvListResponse>, Status> {
+    async fn kv_list(
+        &self,
+        req: Request<KvListRequest>,
+    ) -> Result<Response<KvListResponse>, Status> {
         let req = req.into_inner();
         let signer = key32("signer", &req.signer)?;
         let limit = match req.limit {
@@ -102,9 +120,10 @@ impl QueryService for QueryServiceImpl {
         };
         let store = self.store.clone();
         blocking(move || {
-            let height = store.commit_info().map_err(internal)?.height.unwrap_or(0);
+            let view = store.view();
+            let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
             let (rows, next) =
-                kv::query::list(&store, &signer, &req.start_after, limit).map_err(internal)?;
+                kv::query::list(&view, &signer, &req.start_after, limit).map_err(internal)?;
             Ok(Response::new(KvListResponse {
                 entries: rows
                     .into_iter()

@@ -20,6 +20,35 @@ const MAX_WAIT: Duration = Duration::from_secs(300);
 /// Largest tx bytes accepted over gRPC before CometBFT sees them.
 const MAX_GRPC_TX: usize = 4 << 20;
 
+/// Maps a CometBFT broadcast error to a gRPC status a client can act on.
+fn broadcast_status(msg: &str) -> Status {
+    let msg = format!("cometbft broadcast_tx_sync: {msg}");
+    if msg.contains("already exists in cache") {
+        Status::already_exists(msg)
+    } else if msg.contains("mempool is full") {
+        Status::resource_exhausted(msg)
+    } else if msg.contains("too large") {
+        Status::invalid_argument(msg)
+    } else {
+        Status::unavailable(msg)
+    }
+}
+
+/// Drops a commit registration when the waiting handler ends, whatever
+/// way it ends: the receiver is closed first, then the entry is forgotten.
+struct ForgetOnDrop {
+    notifier: Arc<CommitNotifier>,
+    id: [u8; 32],
+    rx: Option<tokio::sync::oneshot::Receiver<crate::app::Committed>>,
+}
+
+impl Drop for ForgetOnDrop {
+    fn drop(&mut self) {
+        self.rx.take();
+        self.notifier.forget(&self.id);
+    }
+}
+
 pub struct TxServiceImpl {
     pub comet: CometRpc,
     pub notifier: Arc<CommitNotifier>,
@@ -37,7 +66,7 @@ impl TxServiceImpl {
             .comet
             .broadcast_tx_sync(tx)
             .await
-            .map_err(|e| Status::unavailable(format!("cometbft broadcast_tx_sync: {e:#}")))?;
+            .map_err(|e| broadcast_status(&format!("{e:#}")))?;
         Ok(BroadcastResponse {
             code: r.code,
             codespace: r.codespace,
@@ -66,29 +95,52 @@ impl TxService for TxServiceImpl {
             0 => DEFAULT_WAIT,
             ms => Duration::from_millis(ms).min(MAX_WAIT),
         };
-        // Register before broadcasting, so a fast commit is not missed.
+        // Register before broadcasting, so a fast commit is not missed. The
+        // guard forgets the registration however this handler ends
+        // (error, timeout, or the client going away).
         let id = tx_id_of(&req.tx);
-        let rx = id.map(|id| self.notifier.wait_for(id));
-        let check = self.broadcast(&req.tx).await?;
+        let mut guard = match id {
+            Some(id) => Some(ForgetOnDrop {
+                notifier: self.notifier.clone(),
+                id,
+                rx: Some(self.notifier.wait_for(id).ok_or_else(|| {
+                    Status::resource_exhausted("too many clients are waiting for commits")
+                })?),
+            }),
+            None => None,
+        };
+        let check = match self.broadcast(&req.tx).await {
+            Ok(c) => c,
+            // Already in this node's mempool cache: a retry of a tx that is
+            // pending or committed recently. Keep waiting for its commit.
+            Err(s) if s.code() == tonic::Code::AlreadyExists => BroadcastResponse {
+                log: s.message().to_string(),
+                tx_id: id.map(hex::encode).unwrap_or_default(),
+                ..Default::default()
+            },
+            Err(s) => return Err(s),
+        };
         let mut resp = BroadcastAndWaitResponse {
             check: Some(check.clone()),
             ..Default::default()
         };
-        let (Some(id), Some(rx), 0) = (id, rx, check.code) else {
-            if let Some(id) = id {
-                self.notifier.forget(&id);
-            }
+        let Some(rx) = guard
+            .as_mut()
+            .and_then(|g| g.rx.take())
+            .filter(|_| check.code == 0)
+        else {
             return Ok(Response::new(resp));
         };
-        match tokio::time::timeout(wait, rx).await {
-            Ok(Ok(c)) => {
-                resp.committed = true;
-                resp.height = c.height;
-                resp.code = c.outcome.code.value();
-                resp.codespace = if c.outcome.is_ok() { String::new() } else { CODESPACE.into() };
-                resp.log = c.outcome.log;
-            }
-            _ => self.notifier.forget(&id),
+        if let Ok(Ok(c)) = tokio::time::timeout(wait, rx).await {
+            resp.committed = true;
+            resp.height = c.height;
+            resp.code = c.outcome.code.value();
+            resp.codespace = if c.outcome.is_ok() {
+                String::new()
+            } else {
+                CODESPACE.into()
+            };
+            resp.log = c.outcome.log;
         }
         Ok(Response::new(resp))
     }

@@ -5,7 +5,7 @@ use jmt::JellyfishMerkleTree;
 use rocksdb::{IteratorMode, WriteBatch, WriteOptions};
 
 use super::tree::{encode_value, key_hash, DbTreeReader, Hasher};
-use super::{cf, db::handle, Changes, ChainStore, StoreError, SCHEMA_VERSION};
+use super::{cf, db::handle, ChainStore, Changes, StoreError, SCHEMA_VERSION};
 
 /// A height whose root is computed but not yet on disk.
 pub struct PendingCommit {
@@ -100,9 +100,18 @@ impl ChainStore {
     /// Writes a prepared height in one synced batch: flat values, indexes,
     /// tree nodes, versioned values, stale index, meta, and pruning.
     pub fn commit(&self, pending: PendingCommit, prune: PruneConfig) -> Result<(), StoreError> {
+        self.commit_with(pending, prune, None)
+    }
+
+    fn commit_with(
+        &self,
+        pending: PendingCommit,
+        prune: PruneConfig,
+        chain_id: Option<&str>,
+    ) -> Result<(), StoreError> {
         let info = self.commit_info()?;
         let expected = info.height.map(|h| h + 1).unwrap_or(0);
-        if pending.height != expected && !(pending.height == 0 && info.height == Some(0)) {
+        if pending.height != expected {
             return Err(StoreError::OutOfOrder {
                 committed: info.height,
                 got: pending.height,
@@ -117,6 +126,9 @@ impl ChainStore {
         batch.put_cf(meta, cf::meta::APP_HASH, pending.app_hash);
         batch.put_cf(meta, cf::meta::EARLIEST, earliest.to_be_bytes());
         batch.put_cf(meta, cf::meta::SCHEMA, SCHEMA_VERSION.to_be_bytes());
+        if let Some(id) = chain_id {
+            batch.put_cf(meta, cf::meta::CHAIN_ID, id.as_bytes());
+        }
         batch.put_cf(
             meta,
             cf::meta::LAST_BLOCK_TIME,
@@ -147,13 +159,11 @@ impl ChainStore {
         }
         let pending = self.prepare(0, genesis_time_ns, changes)?;
         let app_hash = pending.app_hash;
-        self.db
-            .put_cf(handle(&self.db, cf::META), cf::meta::CHAIN_ID, chain_id.as_bytes())?;
-        self.commit(pending, PruneConfig::default())?;
+        self.commit_with(pending, PruneConfig::default(), Some(chain_id))?;
         Ok(app_hash)
     }
 
-    /// Deletes every record of every column family (used by genesis retry and `stave reset`).
+    /// Deletes every record of every column family (a genesis retried before block 1).
     pub fn wipe(&self) -> Result<(), StoreError> {
         let mut batch = WriteBatch::default();
         for name in cf::ALL {
@@ -201,7 +211,11 @@ impl ChainStore {
         }
         let values = handle(&self.db, cf::JMT_VALUES);
         for ((version, kh), value) in tree.node_batch.values() {
-            batch.put_cf(values, cf::jmt_value_key(&kh.0, *version), encode_value(value));
+            batch.put_cf(
+                values,
+                cf::jmt_value_key(&kh.0, *version),
+                encode_value(value),
+            );
         }
         let stale = handle(&self.db, cf::STALE);
         for s in &tree.stale_node_index_batch {
@@ -220,7 +234,7 @@ impl ChainStore {
         earliest: u64,
         prune: PruneConfig,
     ) -> Result<u64, StoreError> {
-        if prune.keep_recent == 0 || prune.interval == 0 || height % prune.interval != 0 {
+        if prune.keep_recent == 0 || prune.interval == 0 || !height.is_multiple_of(prune.interval) {
             return Ok(earliest);
         }
         let new_earliest = height.saturating_sub(prune.keep_recent - 1);
@@ -235,6 +249,8 @@ impl ChainStore {
             if k.len() < 8 || k[..8] >= upper[..] {
                 break;
             }
+            let since = u64::from_be_bytes(k[..8].try_into().unwrap_or([0; 8]));
+            self.prune_replaced_value(batch, &k[8..], since)?;
             batch.delete_cf(nodes, &k[8..]);
             batch.delete_cf(stale, &k);
         }
@@ -246,6 +262,62 @@ impl ChainStore {
     }
 }
 
+impl ChainStore {
+    /// When a stale node is a leaf whose value was replaced or deleted by
+    /// `since`, the versioned value it pointed to serves no retained version
+    /// any more: delete it. A leaf that only moved (a neighbour split its
+    /// subtree) still points at the live value, which is kept.
+    fn prune_replaced_value(
+        &self,
+        batch: &mut WriteBatch,
+        node_key: &[u8],
+        since: u64,
+    ) -> Result<(), StoreError> {
+        use borsh::BorshDeserialize;
+        use jmt::storage::{Node, NodeKey};
+        let Some(raw) = self.db.get_cf(handle(&self.db, cf::JMT_NODES), node_key)? else {
+            return Ok(());
+        };
+        let Ok(Node::Leaf(leaf)) = Node::try_from_slice(&raw) else {
+            return Ok(());
+        };
+        let nk = NodeKey::try_from_slice(node_key)?;
+        let kh = leaf.key_hash().0;
+        let Some(value_version) = self.value_version_at(&kh, nk.version())? else {
+            return Ok(());
+        };
+        match self.value_version_at(&kh, since)? {
+            Some(newer) if newer > value_version => {
+                batch.delete_cf(
+                    handle(&self.db, cf::JMT_VALUES),
+                    cf::jmt_value_key(&kh, value_version),
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The newest version ≤ `max` at which `kh` was written.
+    fn value_version_at(&self, kh: &[u8; 32], max: u64) -> Result<Option<u64>, StoreError> {
+        let seek = cf::jmt_value_key(kh, max);
+        let mut iter = self.db.iterator_cf(
+            handle(&self.db, cf::JMT_VALUES),
+            IteratorMode::From(&seek, rocksdb::Direction::Reverse),
+        );
+        match iter.next() {
+            Some(item) => {
+                let (k, _) = item?;
+                if k.len() == 40 && k[..32] == kh[..] {
+                    Ok(k[32..].try_into().ok().map(u64::from_be_bytes))
+                } else {
+                    Ok(None)
+                }
+            }
+            None => Ok(None),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -255,7 +327,8 @@ mod tests {
     fn changes(keys: &[(u16, Option<u8>)]) -> Changes {
         let mut c = Changes::default();
         for (k, v) in keys {
-            c.state.insert(format!("k{k}").into_bytes(), v.map(|v| vec![v; 3]));
+            c.state
+                .insert(format!("k{k}").into_bytes(), v.map(|v| vec![v; 3]));
         }
         c
     }
@@ -278,6 +351,57 @@ mod tests {
                 prop_assert_eq!(pa.app_hash, pb.app_hash);
                 a.commit(pa, PruneConfig::default()).unwrap();
                 b.commit(pb, PruneConfig::default()).unwrap();
+            }
+        }
+
+        #[test]
+        fn insert_only_batches_match_the_sequential_path(
+            blocks in proptest::collection::vec(
+                proptest::collection::vec((0u16..2000, any::<u8>()), 1..400), 1..5)
+        ) {
+            let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let (a, b) = (ChainStore::open(da.path()).unwrap(), ChainStore::open(db.path()).unwrap());
+            a.commit_genesis("c", 0, Changes::default()).unwrap();
+            b.commit_genesis("c", 0, Changes::default()).unwrap();
+            for (i, blk) in blocks.iter().enumerate() {
+                let h = i as u64 + 1;
+                let c: Vec<(u16, Option<u8>)> = blk.iter().map(|(k, v)| (*k, Some(*v))).collect();
+                let pa = a.prepare_with(h, 0, changes(&c), false).unwrap();
+                let pb = b.prepare_with(h, 0, changes(&c), true).unwrap();
+                prop_assert_eq!(pa.app_hash, pb.app_hash, "block {}", h);
+                a.commit(pa, PruneConfig::default()).unwrap();
+                b.commit(pb, PruneConfig::default()).unwrap();
+            }
+        }
+
+        #[test]
+        fn pruned_and_unpruned_stores_read_alike_at_every_retained_height(
+            blocks in proptest::collection::vec(
+                proptest::collection::vec((0u16..40, proptest::option::weighted(0.75, any::<u8>())), 0..25), 4..14)
+        ) {
+            let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let (a, b) = (ChainStore::open(da.path()).unwrap(), ChainStore::open(db.path()).unwrap());
+            a.commit_genesis("c", 0, Changes::default()).unwrap();
+            b.commit_genesis("c", 0, Changes::default()).unwrap();
+            let keep = PruneConfig { keep_recent: 3, interval: 1 };
+            let all = PruneConfig { keep_recent: 0, interval: 1 };
+            for (i, blk) in blocks.iter().enumerate() {
+                let h = i as u64 + 1;
+                let pa = a.prepare(h, 0, changes(blk)).unwrap();
+                let pb = b.prepare(h, 0, changes(blk)).unwrap();
+                prop_assert_eq!(pa.app_hash, pb.app_hash);
+                a.commit(pa, keep).unwrap();
+                b.commit(pb, all).unwrap();
+                let earliest = a.commit_info().unwrap().earliest_version;
+                prop_assert_eq!(earliest, h.saturating_sub(2));
+                for v in earliest..=h {
+                    for k in 0u16..40 {
+                        let key = format!("k{k}").into_bytes();
+                        let x = a.get_at(&key, Some(v), false).unwrap().value;
+                        let y = b.get_at(&key, Some(v), false).unwrap().value;
+                        prop_assert_eq!(x, y, "key k{} at {} (latest {})", k, v, h);
+                    }
+                }
             }
         }
     }

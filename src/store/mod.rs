@@ -22,17 +22,22 @@ mod overlay;
 mod query;
 mod state;
 pub mod tree;
+mod view;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use rocksdb::{Direction, IteratorMode, DB};
+use rocksdb::DB;
 
 pub use commit::{PendingCommit, PruneConfig};
 pub use error::StoreError;
 pub use overlay::{Changes, MemState, Overlay};
 pub use query::ProvenValue;
 pub use state::{StateRead, StateWrite};
+pub use view::View;
+
+/// Key-value rows, in key order.
+pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// The version of the state layout written by this build.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -89,39 +94,17 @@ impl ChainStore {
     }
 
     fn meta_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.db.get_cf(db::handle(&self.db, cf::META), key)?)
+        self.view().meta_raw(key)
     }
 
-    fn meta_u64(&self, key: &[u8]) -> Result<Option<u64>, StoreError> {
-        match self.meta_raw(key)? {
-            None => Ok(None),
-            Some(raw) => {
-                let arr: [u8; 8] = raw
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| StoreError::corrupt(key, "not 8 bytes"))?;
-                Ok(Some(u64::from_be_bytes(arr)))
-            }
-        }
+    /// A consistent view of the latest commit (one RocksDB snapshot).
+    pub fn view(&self) -> View<'_> {
+        View::new(&self.db)
     }
 
-    /// Height, app hash and chain id of the last commit.
+    /// Height, app hash and chain id of the last commit, read from one snapshot.
     pub fn commit_info(&self) -> Result<CommitInfo, StoreError> {
-        let height = self.meta_u64(cf::meta::HEIGHT)?;
-        let app_hash = self.meta_raw(cf::meta::APP_HASH)?.unwrap_or_default();
-        let chain_id = self
-            .meta_raw(cf::meta::CHAIN_ID)?
-            .map(|raw| String::from_utf8_lossy(&raw).into_owned())
-            .unwrap_or_default();
-        let earliest_version = self.meta_u64(cf::meta::EARLIEST)?.unwrap_or(0);
-        let last_block_time_ns = self.meta_u64(cf::meta::LAST_BLOCK_TIME)?.unwrap_or(0) as i64;
-        Ok(CommitInfo {
-            height,
-            app_hash,
-            chain_id,
-            earliest_version,
-            last_block_time_ns,
-        })
+        self.view().commit_info()
     }
 
     /// A read view of the latest committed state.
@@ -138,49 +121,9 @@ impl ChainStore {
         prefix: &[u8],
         start_after: Option<&[u8]>,
         limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
-        list_cf(&self.db, cf::STATE, prefix, start_after, limit)
+    ) -> Result<Rows, StoreError> {
+        self.view().prefix_list(prefix, start_after, limit)
     }
-
-    /// Index entries under `prefix`, as [`Self::prefix_list`].
-    pub fn index_list(
-        &self,
-        prefix: &[u8],
-        start_after: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
-        list_cf(&self.db, cf::INDEX, prefix, start_after, limit)
-    }
-}
-
-fn list_cf(
-    db: &DB,
-    cf_name: &str,
-    prefix: &[u8],
-    start_after: Option<&[u8]>,
-    limit: usize,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
-    let start: Vec<u8> = match start_after {
-        Some(after) if after.starts_with(prefix) => {
-            let mut s = after.to_vec();
-            s.push(0);
-            s
-        }
-        _ => prefix.to_vec(),
-    };
-    let iter = db.iterator_cf(
-        db::handle(db, cf_name),
-        IteratorMode::From(&start, Direction::Forward),
-    );
-    let mut out = Vec::new();
-    for item in iter {
-        let (k, v) = item?;
-        if !k.starts_with(prefix) || out.len() >= limit {
-            break;
-        }
-        out.push((k.to_vec(), v.to_vec()));
-    }
-    Ok(out)
 }
 
 /// The latest committed state, readable from any thread.

@@ -80,8 +80,8 @@ impl DecodedTx {
         }
         let mut actions = Vec::with_capacity(count);
         for (i, a) in body.actions.into_iter().enumerate() {
-            let action = Action::try_from(a)
-                .map_err(|e| TxError::Decode(format!("action {i}: {e}")))?;
+            let action =
+                Action::try_from(a).map_err(|e| TxError::Decode(format!("action {i}: {e}")))?;
             action
                 .check_stateless(params)
                 .map_err(|e| prefix_action(i, e))?;
@@ -161,7 +161,8 @@ mod key_cache {
     const CAPACITY: usize = 100_000;
 
     fn cache() -> &'static Mutex<HashMap<[u8; 32], ed25519_consensus::VerificationKey>> {
-        static C: OnceLock<Mutex<HashMap<[u8; 32], ed25519_consensus::VerificationKey>>> = OnceLock::new();
+        static C: OnceLock<Mutex<HashMap<[u8; 32], ed25519_consensus::VerificationKey>>> =
+            OnceLock::new();
         C.get_or_init(|| Mutex::new(HashMap::new()))
     }
 
@@ -191,7 +192,7 @@ fn parse_identity_key(
     if dalek.is_weak() {
         return Err(invalid("small-order (weak) key"));
     }
-    if dalek.to_bytes() != arr {
+    if dalek.to_edwards().compress().to_bytes() != arr {
         return Err(invalid("non-canonical encoding"));
     }
     let vk = ed25519_consensus::VerificationKey::try_from(arr)

@@ -6,15 +6,18 @@ use crate::keyspaces::kv::KvSet;
 use crate::keyspaces::params::Params;
 use crate::proto::tx as pb;
 use ed25519_dalek::SigningKey;
-use prost::Message;
 use proptest::prelude::*;
+use prost::Message;
 
 fn key(seed: u8) -> SigningKey {
     SigningKey::from_bytes(&[seed; 32])
 }
 
 fn set(k: &[u8], v: &[u8]) -> Action {
-    Action::KvSet(KvSet { key: k.to_vec(), value: v.to_vec() })
+    Action::KvSet(KvSet {
+        key: k.to_vec(),
+        value: v.to_vec(),
+    })
 }
 
 proptest! {
@@ -50,7 +53,10 @@ fn any_flipped_body_bit_breaks_the_signature_or_the_decode() {
         t.body_bytes[i / 8] ^= 1 << (i % 8);
         let bytes = t.encode_to_vec();
         if let Ok(d) = DecodedTx::decode(&bytes, &Params::default()) {
-            assert!(d.verify_signature().is_err(), "bit {i} flipped yet verified");
+            assert!(
+                d.verify_signature().is_err(),
+                "bit {i} flipped yet verified"
+            );
         }
     }
 }
@@ -69,7 +75,11 @@ fn signature_covers_the_domain_tag() {
     let body_bytes = body.encode_to_vec();
     // Signed without the domain tag: must not verify.
     let sig = sk.sign(&body_bytes).to_bytes().to_vec();
-    let raw = pb::Tx { body_bytes, signature: sig }.encode_to_vec();
+    let raw = pb::Tx {
+        body_bytes,
+        signature: sig,
+    }
+    .encode_to_vec();
     let tx = DecodedTx::decode(&raw, &Params::default()).unwrap();
     assert_eq!(tx.verify_signature().unwrap_err().code(), Code::Signature);
 }
@@ -88,13 +98,32 @@ fn non_canonical_body_is_refused() {
 #[test]
 fn oversized_tx_and_action_counts_are_refused() {
     let sk = key(6);
-    let params = Params { max_tx_bytes: 200, max_actions_per_tx: 2, ..Params::default() };
+    let params = Params {
+        max_tx_bytes: 200,
+        max_actions_per_tx: 2,
+        ..Params::default()
+    };
     let big = sign_tx(&sk, "c", 0, vec![set(b"k", &[0u8; 300])], "");
-    assert_eq!(DecodedTx::decode(&big, &params).unwrap_err().code(), Code::TxTooLarge);
-    let many = sign_tx(&sk, "c", 0, vec![set(b"a", b""), set(b"b", b""), set(b"c", b"")], "");
-    assert_eq!(DecodedTx::decode(&many, &params).unwrap_err().code(), Code::ActionCount);
+    assert_eq!(
+        DecodedTx::decode(&big, &params).unwrap_err().code(),
+        Code::TxTooLarge
+    );
+    let many = sign_tx(
+        &sk,
+        "c",
+        0,
+        vec![set(b"a", b""), set(b"b", b""), set(b"c", b"")],
+        "",
+    );
+    assert_eq!(
+        DecodedTx::decode(&many, &params).unwrap_err().code(),
+        Code::ActionCount
+    );
     let none = sign_tx(&sk, "c", 0, vec![], "");
-    assert_eq!(DecodedTx::decode(&none, &params).unwrap_err().code(), Code::ActionCount);
+    assert_eq!(
+        DecodedTx::decode(&none, &params).unwrap_err().code(),
+        Code::ActionCount
+    );
 }
 
 #[test]
@@ -102,16 +131,49 @@ fn weak_and_malformed_signer_keys_are_refused() {
     // The identity point (small order) and a 31-byte key.
     let mut identity = [0u8; 32];
     identity[0] = 1;
-    assert_eq!(identity_key(&identity).unwrap_err().code(), Code::InvalidSigner);
-    assert_eq!(identity_key(&[1u8; 31]).unwrap_err().code(), Code::InvalidSigner);
+    assert_eq!(
+        identity_key(&identity).unwrap_err().code(),
+        Code::InvalidSigner
+    );
+    assert_eq!(
+        identity_key(&[1u8; 31]).unwrap_err().code(),
+        Code::InvalidSigner
+    );
     assert!(identity_key(&key(9).verifying_key().to_bytes()).is_ok());
+    // A non-canonical encoding of a valid point: for y < 19, y + p still fits
+    // in 255 bits and decodes to the same point as y.
+    let mut found = false;
+    for y in 0u8..19 {
+        // y + p = y + 2^255 - 19, little-endian: (y - 19) mod 256 then 0xff.. then 0x7f
+        let mut enc = [0xffu8; 32];
+        enc[0] = y.wrapping_sub(19);
+        enc[31] = 0x7f;
+        let canonical = {
+            let mut c = [0u8; 32];
+            c[0] = y;
+            c
+        };
+        if ed25519_dalek::VerifyingKey::from_bytes(&canonical).is_ok_and(|k| !k.is_weak()) {
+            let e = identity_key(&enc).unwrap_err();
+            assert_eq!(e.code(), Code::InvalidSigner);
+            assert!(e.to_string().contains("non-canonical"), "y={y}: {e}");
+            found = true;
+        }
+    }
+    assert!(found, "some small y is a valid non-weak point");
 }
 
 #[test]
 fn batch_and_single_verification_agree() {
     let params = Params::default();
     let mut txs: Vec<DecodedTx> = (0..100u64)
-        .map(|i| DecodedTx::decode(&sign_tx(&key((i % 250 + 1) as u8), "c", i, vec![set(b"k", b"v")], ""), &params).unwrap())
+        .map(|i| {
+            DecodedTx::decode(
+                &sign_tx(&key((i % 250 + 1) as u8), "c", i, vec![set(b"k", b"v")], ""),
+                &params,
+            )
+            .unwrap()
+        })
         .collect();
     txs[17].signature[5] ^= 1;
     txs[63].signature[40] ^= 1;

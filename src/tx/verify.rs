@@ -14,9 +14,7 @@ pub fn verify_all(txs: &[&DecodedTx]) -> Vec<bool> {
     if txs.len() < 4 {
         return txs.iter().map(|t| t.verify_signature().is_ok()).collect();
     }
-    txs.par_chunks(CHUNK)
-        .flat_map_iter(|chunk| verify_chunk(chunk))
-        .collect()
+    txs.par_chunks(CHUNK).flat_map_iter(verify_chunk).collect()
 }
 
 fn verify_chunk(chunk: &[&DecodedTx]) -> Vec<bool> {

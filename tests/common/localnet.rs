@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use stave::client::{CometRpc, StaveClient};
-use stave::proto::query::{AccountRequest, KvGetRequest, KvListRequest, StatusRequest, StatusResponse};
+use stave::proto::query::{
+    AccountRequest, KvGetRequest, KvListRequest, StatusRequest, StatusResponse,
+};
 
 /// How often wait loops poll.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -57,16 +59,16 @@ fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-/// `STAVE_BIN`, else `$CARGO_TARGET_DIR/release/stave` (`CARGO_TARGET_DIR`
-/// defaults to `$HOME/.cache/stave-target`).
+/// The `stave` binary cargo built for this very test run (so a stale
+/// binary is never tested); `STAVE_BIN` overrides it.
 pub fn stave_bin_path() -> PathBuf {
     if let Some(p) = non_empty_env("STAVE_BIN") {
-        return PathBuf::from(p);
+        let p = PathBuf::from(p);
+        if p != Path::new(env!("CARGO_BIN_EXE_stave")) && is_executable(&p) {
+            return p;
+        }
     }
-    let target = non_empty_env("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home_dir().join(".cache/stave-target"));
-    target.join("release/stave")
+    PathBuf::from(env!("CARGO_BIN_EXE_stave"))
 }
 
 /// `COMETBFT_BIN`, else `cometbft` on PATH, else `$HOME/go/bin/cometbft`.
@@ -223,13 +225,21 @@ impl Localnet {
         std::fs::create_dir_all(&scratch).expect("creating scratch dir");
         let stave_bin = bin_dir.join("stave");
         std::fs::copy(&bins.stave, &stave_bin).unwrap_or_else(|e| {
-            panic!("copying {} to {}: {e}", bins.stave.display(), stave_bin.display())
+            panic!(
+                "copying {} to {}: {e}",
+                bins.stave.display(),
+                stave_bin.display()
+            )
         });
         // testnet/testnet finds CometBFT through scripts/install-cometbft.sh,
         // which looks on PATH first: put the chosen binary first on PATH.
         let comet_link = bin_dir.join("cometbft");
         std::os::unix::fs::symlink(&bins.cometbft, &comet_link).unwrap_or_else(|e| {
-            panic!("linking {} to {}: {e}", bins.cometbft.display(), comet_link.display())
+            panic!(
+                "linking {} to {}: {e}",
+                bins.cometbft.display(),
+                comet_link.display()
+            )
         });
         Localnet {
             nodes: cfg.nodes,
@@ -331,7 +341,9 @@ impl Localnet {
             let (code, out) = net.status();
             match code {
                 0 => Ok(out),
-                1 => net.fail(&format!("`testnet status` reports DIFFERENT app hashes:\n{out}")),
+                1 => net.fail(&format!(
+                    "`testnet status` reports DIFFERENT app hashes:\n{out}"
+                )),
                 c => Err(format!("exit {c}:\n{out}")),
             }
         })
@@ -416,7 +428,8 @@ impl Localnet {
     /// Fails the test with `msg` and the nodes' logs.
     pub fn fail(&self, msg: &str) -> ! {
         let diagnostics = self.diagnostics();
-        self.reported.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.reported
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         panic!("{msg}\n\n{diagnostics}")
     }
 
@@ -495,14 +508,18 @@ impl Localnet {
     /// Waits until node's CometBFT has committed `height`.
     pub async fn wait_comet_height(&self, node: usize, height: u64, timeout: Duration) -> u64 {
         let net = self;
-        self.wait_for(&format!("node{node} CometBFT to reach height {height}"), timeout, move || async move {
-            let h = net.comet_height(node).await?;
-            if h >= height {
-                Ok(h)
-            } else {
-                Err(format!("at height {h}"))
-            }
-        })
+        self.wait_for(
+            &format!("node{node} CometBFT to reach height {height}"),
+            timeout,
+            move || async move {
+                let h = net.comet_height(node).await?;
+                if h >= height {
+                    Ok(h)
+                } else {
+                    Err(format!("at height {h}"))
+                }
+            },
+        )
         .await
     }
 
@@ -514,16 +531,25 @@ impl Localnet {
     }
 
     /// Waits until node's Stave reports committed height >= `height`.
-    pub async fn wait_stave_height(&self, node: usize, height: u64, timeout: Duration) -> StatusResponse {
+    pub async fn wait_stave_height(
+        &self,
+        node: usize,
+        height: u64,
+        timeout: Duration,
+    ) -> StatusResponse {
         let net = self;
-        self.wait_for(&format!("node{node} Stave to commit height {height}"), timeout, move || async move {
-            let s = net.stave_status(node).await?;
-            if s.height >= height {
-                Ok(s)
-            } else {
-                Err(format!("Stave at height {}", s.height))
-            }
-        })
+        self.wait_for(
+            &format!("node{node} Stave to commit height {height}"),
+            timeout,
+            move || async move {
+                let s = net.stave_status(node).await?;
+                if s.height >= height {
+                    Ok(s)
+                } else {
+                    Err(format!("Stave at height {}", s.height))
+                }
+            },
+        )
         .await
     }
 
@@ -540,7 +566,12 @@ impl Localnet {
 
     /// Waits until `testnet kill` made the supervisor restart node's pair:
     /// both processes run with pids other than `old` (stave, cometbft).
-    pub async fn wait_pair_restarted(&self, node: usize, old: (Option<u32>, Option<u32>), timeout: Duration) -> (u32, u32) {
+    pub async fn wait_pair_restarted(
+        &self,
+        node: usize,
+        old: (Option<u32>, Option<u32>),
+        timeout: Duration,
+    ) -> (u32, u32) {
         let net = self;
         self.wait_for(
             &format!("the supervisor to restart node{node}'s pair (old pids {old:?})"),
@@ -568,9 +599,11 @@ impl Localnet {
         for i in 0..self.nodes {
             let net = self;
             let s = self
-                .wait_for(&format!("node{i} Stave Status"), timeout, move || async move {
-                    net.stave_status(i).await
-                })
+                .wait_for(
+                    &format!("node{i} Stave Status"),
+                    timeout,
+                    move || async move { net.stave_status(i).await },
+                )
                 .await;
             statuses.push(s);
         }
@@ -607,7 +640,9 @@ impl Localnet {
             }
         }
         if hashes.iter().any(|h| h != &hashes[0]) {
-            self.fail(&format!("app hashes at common height {common} differ: {hashes:?}"));
+            self.fail(&format!(
+                "app hashes at common height {common} differ: {hashes:?}"
+            ));
         }
         common
     }
@@ -622,7 +657,9 @@ impl Localnet {
             .map_err(|e| format!("node{node}: {e:#}"))?;
         let r = c
             .query
-            .account(AccountRequest { pubkey: pubkey.to_vec() })
+            .account(AccountRequest {
+                pubkey: pubkey.to_vec(),
+            })
             .await
             .map_err(|e| format!("node{node}: Account: {e}"))?
             .into_inner();
@@ -630,10 +667,17 @@ impl Localnet {
     }
 
     /// `KvGet` on a node: `Some(value)` if found.
-    pub async fn kv_get(client: &mut StaveClient, signer: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    pub async fn kv_get(
+        client: &mut StaveClient,
+        signer: &[u8],
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>, String> {
         let r = client
             .query
-            .kv_get(KvGetRequest { signer: signer.to_vec(), key: key.to_vec() })
+            .kv_get(KvGetRequest {
+                signer: signer.to_vec(),
+                key: key.to_vec(),
+            })
             .await
             .map_err(|e| format!("KvGet: {e}"))?
             .into_inner();
@@ -641,13 +685,20 @@ impl Localnet {
     }
 
     /// Every kv entry of `signer` on a node, following `next_key`.
-    pub async fn kv_list_all(client: &mut StaveClient, signer: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+    pub async fn kv_list_all(
+        client: &mut StaveClient,
+        signer: &[u8],
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
         let mut out = Vec::new();
         let mut start_after = Vec::new();
         for _ in 0..10_000 {
             let r = client
                 .query
-                .kv_list(KvListRequest { signer: signer.to_vec(), start_after: start_after.clone(), limit: 1000 })
+                .kv_list(KvListRequest {
+                    signer: signer.to_vec(),
+                    start_after: start_after.clone(),
+                    limit: 1000,
+                })
                 .await
                 .map_err(|e| format!("KvList: {e}"))?
                 .into_inner();
@@ -714,7 +765,9 @@ impl Localnet {
             return;
         };
         for i in 0..self.nodes {
-            let dest = Path::new(&dir).join(&self.chain_id).join(format!("node{i}"));
+            let dest = Path::new(&dir)
+                .join(&self.chain_id)
+                .join(format!("node{i}"));
             if std::fs::create_dir_all(&dest).is_err() {
                 continue;
             }
@@ -729,7 +782,10 @@ impl Localnet {
 impl Drop for Localnet {
     fn drop(&mut self) {
         if std::thread::panicking() && !self.reported.load(std::sync::atomic::Ordering::SeqCst) {
-            eprintln!("\n[localnet {}] test failed; state before teardown:", self.home.display());
+            eprintln!(
+                "\n[localnet {}] test failed; state before teardown:",
+                self.home.display()
+            );
             eprintln!("{}", self.diagnostics());
         }
         if self.home.exists() {

@@ -31,11 +31,16 @@ pub fn key(seed: u8) -> SigningKey {
 }
 
 pub fn set(k: &str, v: &str) -> Action {
-    Action::KvSet(KvSet { key: k.as_bytes().to_vec(), value: v.as_bytes().to_vec() })
+    Action::KvSet(KvSet {
+        key: k.as_bytes().to_vec(),
+        value: v.as_bytes().to_vec(),
+    })
 }
 
 pub fn del(k: &str) -> Action {
-    Action::KvDelete(KvDelete { key: k.as_bytes().to_vec() })
+    Action::KvDelete(KvDelete {
+        key: k.as_bytes().to_vec(),
+    })
 }
 
 pub fn signed(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
@@ -61,10 +66,14 @@ impl Node {
         let store = ChainStore::open(path).expect("open store");
         let app = App::load(store.clone(), config).expect("load app");
         let mempool = MempoolService::new(app.mempool());
+        let info = InfoService {
+            store: store.clone(),
+            mempool: Some(app.mempool()),
+        };
         let (consensus, actor) = Consensus::spawn_with_handle(app);
         Node {
             path: path.to_path_buf(),
-            info: InfoService { store: store.clone() },
+            info,
             store,
             consensus: Some(consensus),
             actor: Some(actor),
@@ -83,7 +92,12 @@ impl Node {
 
     async fn consensus(&mut self, req: ConsensusRequest) -> ConsensusResponse {
         let svc = self.consensus.as_mut().expect("running");
-        svc.ready().await.expect("ready").call(req).await.expect("consensus never errs")
+        svc.ready()
+            .await
+            .expect("ready")
+            .call(req)
+            .await
+            .expect("consensus never errs")
     }
 
     pub async fn init_chain(&mut self, app_state: serde_json::Value) -> Vec<u8> {
@@ -91,10 +105,16 @@ impl Node {
             time: block_time(0),
             chain_id: CHAIN.into(),
             consensus_params: tendermint::consensus::Params {
-                block: tendermint::block::Size { max_bytes: 22_020_096, max_gas: -1, time_iota_ms: 1000 },
+                block: tendermint::block::Size {
+                    max_bytes: 22_020_096,
+                    max_gas: -1,
+                    time_iota_ms: 1000,
+                },
                 evidence: tendermint::evidence::Params {
                     max_age_num_blocks: 100_000,
-                    max_age_duration: tendermint::evidence::Duration(std::time::Duration::from_secs(172_800)),
+                    max_age_duration: tendermint::evidence::Duration(
+                        std::time::Duration::from_secs(172_800),
+                    ),
                     max_bytes: 1_048_576,
                 },
                 validator: tendermint::consensus::params::ValidatorParams {
@@ -116,7 +136,10 @@ impl Node {
     pub async fn finalize(&mut self, height: u64, txs: Vec<Bytes>) -> response::FinalizeBlock {
         let req = request::FinalizeBlock {
             txs,
-            decided_last_commit: CommitInfo { round: 0u16.into(), votes: vec![] },
+            decided_last_commit: CommitInfo {
+                round: 0u16.into(),
+                votes: vec![],
+            },
             misbehavior: vec![],
             hash: tendermint::Hash::None,
             height: height.try_into().unwrap(),
@@ -138,16 +161,27 @@ impl Node {
     }
 
     /// FinalizeBlock then Commit; returns the block's app hash.
-    pub async fn block(&mut self, height: u64, txs: Vec<Bytes>) -> (Vec<u8>, response::FinalizeBlock) {
+    pub async fn block(
+        &mut self,
+        height: u64,
+        txs: Vec<Bytes>,
+    ) -> (Vec<u8>, response::FinalizeBlock) {
         let r = self.finalize(height, txs).await;
         self.commit().await;
         (r.app_hash.as_bytes().to_vec(), r)
     }
 
-    pub async fn process_proposal(&mut self, height: u64, txs: Vec<Bytes>) -> response::ProcessProposal {
+    pub async fn process_proposal(
+        &mut self,
+        height: u64,
+        txs: Vec<Bytes>,
+    ) -> response::ProcessProposal {
         let req = request::ProcessProposal {
             txs,
-            proposed_last_commit: Some(CommitInfo { round: 0u16.into(), votes: vec![] }),
+            proposed_last_commit: Some(CommitInfo {
+                round: 0u16.into(),
+                votes: vec![],
+            }),
             misbehavior: vec![],
             hash: tendermint::Hash::None,
             height: height.try_into().unwrap(),
@@ -161,7 +195,12 @@ impl Node {
         }
     }
 
-    pub async fn prepare_proposal(&mut self, height: u64, txs: Vec<Bytes>, max_tx_bytes: i64) -> Vec<Bytes> {
+    pub async fn prepare_proposal(
+        &mut self,
+        height: u64,
+        txs: Vec<Bytes>,
+        max_tx_bytes: i64,
+    ) -> Vec<Bytes> {
         let req = request::PrepareProposal {
             max_tx_bytes,
             txs,
@@ -179,9 +218,20 @@ impl Node {
     }
 
     pub async fn check_tx(&mut self, tx: Bytes, recheck: bool) -> response::CheckTx {
-        let kind = if recheck { request::CheckTxKind::Recheck } else { request::CheckTxKind::New };
+        let kind = if recheck {
+            request::CheckTxKind::Recheck
+        } else {
+            request::CheckTxKind::New
+        };
         let svc = &mut self.mempool;
-        match svc.ready().await.unwrap().call(MempoolRequest::CheckTx(request::CheckTx { tx, kind })).await.unwrap() {
+        match svc
+            .ready()
+            .await
+            .unwrap()
+            .call(MempoolRequest::CheckTx(request::CheckTx { tx, kind }))
+            .await
+            .unwrap()
+        {
             MempoolResponse::CheckTx(r) => r,
         }
     }
@@ -199,7 +249,13 @@ impl Node {
         }
     }
 
-    pub async fn query(&mut self, path: &str, data: &[u8], height: u64, prove: bool) -> response::Query {
+    pub async fn query(
+        &mut self,
+        path: &str,
+        data: &[u8],
+        height: u64,
+        prove: bool,
+    ) -> response::Query {
         let req = InfoRequest::Query(request::Query {
             data: Bytes::copy_from_slice(data),
             path: path.into(),

@@ -85,7 +85,11 @@ fn calibrate(chain_id: &str, target: usize, class: usize) -> usize {
         return NATURAL_VALUE_BYTES;
     }
     let key = SigningKey::from_bytes(&[1u8; 32]);
-    let nonce = if class == 0 { 0 } else { 1u64 << (7 * (class - 1)) };
+    let nonce = if class == 0 {
+        0
+    } else {
+        1u64 << (7 * (class - 1))
+    };
     let size = |v: usize| stave_tx(&key, chain_id, nonce, 0, v).len();
     let base = size(0);
     let mut v = target.saturating_sub(base);
@@ -128,7 +132,12 @@ impl Plan {
         }
     }
 
-    fn build_stave(chain_id: &str, count: usize, lanes: usize, tx_bytes: usize) -> anyhow::Result<Plan> {
+    fn build_stave(
+        chain_id: &str,
+        count: usize,
+        lanes: usize,
+        tx_bytes: usize,
+    ) -> anyhow::Result<Plan> {
         let mut rng = rand::rngs::OsRng;
         let keys: Vec<SigningKey> = (0..lanes).map(|_| SigningKey::generate(&mut rng)).collect();
         let max_nonce = (count / lanes) as u64 + 1;
@@ -140,7 +149,13 @@ impl Plan {
             .map(|i| {
                 let lane = i % lanes;
                 let nonce = (i / lanes) as u64;
-                let bytes = stave_tx(&keys[lane], chain_id, nonce, i, value_len[&nonce_class(nonce)]);
+                let bytes = stave_tx(
+                    &keys[lane],
+                    chain_id,
+                    nonce,
+                    i,
+                    value_len[&nonce_class(nonce)],
+                );
                 Planned {
                     lane,
                     nonce,
@@ -171,7 +186,11 @@ impl Plan {
                 } else {
                     tx_bytes.saturating_sub(key.len() + 1)
                 };
-                anyhow::ensure!(value_len >= 1, "--tx-bytes {tx_bytes} is too small for a kvstore tx (min {})", key.len() + 2);
+                anyhow::ensure!(
+                    value_len >= 1,
+                    "--tx-bytes {tx_bytes} is too small for a kvstore tx (min {})",
+                    key.len() + 2
+                );
                 let mut bytes = Vec::with_capacity(key.len() + 1 + value_len);
                 bytes.extend_from_slice(key.as_bytes());
                 bytes.push(b'=');
@@ -198,11 +217,13 @@ impl Plan {
     pub fn resign(&self, idx: usize, nonce: u64) -> Vec<u8> {
         let lane = self.txs[idx].lane;
         let class = nonce_class(nonce);
-        let v = self
-            .value_len
-            .get(&class)
-            .copied()
-            .unwrap_or_else(|| self.value_len.values().copied().max().unwrap_or(NATURAL_VALUE_BYTES));
+        let v = self.value_len.get(&class).copied().unwrap_or_else(|| {
+            self.value_len
+                .values()
+                .copied()
+                .max()
+                .unwrap_or(NATURAL_VALUE_BYTES)
+        });
         stave_tx(&self.keys[lane], &self.chain_id, nonce, idx, v)
     }
 
@@ -223,7 +244,10 @@ mod tests {
         for target in [180usize, 250, 1000] {
             let p = Plan::build(AppKind::Stave, "stave-localnet", 300, 2, target).unwrap();
             let (min, max) = p.size_range();
-            assert!(min + 2 >= target && max <= target + 2, "target {target}: {min}..{max}");
+            assert!(
+                min + 2 >= target && max <= target + 2,
+                "target {target}: {min}..{max}"
+            );
             let r = p.resign(299, 3);
             assert!(r.len().abs_diff(target) <= 2);
         }
@@ -237,7 +261,10 @@ mod tests {
         hashes.sort();
         hashes.dedup();
         assert_eq!(hashes.len(), 100);
-        assert!(p.txs.iter().all(|t| t.bytes.iter().filter(|&&b| b == b'=').count() == 1));
+        assert!(p
+            .txs
+            .iter()
+            .all(|t| t.bytes.iter().filter(|&&b| b == b'=').count() == 1));
     }
 
     #[test]

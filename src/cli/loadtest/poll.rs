@@ -43,7 +43,13 @@ pub struct PollConfig {
 }
 
 async fn get(http: &reqwest::Client, url: &str) -> anyhow::Result<Value> {
-    let v: Value = http.get(url).send().await?.error_for_status()?.json().await?;
+    let v: Value = http
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
     if let Some(e) = v.get("error") {
         anyhow::bail!("{e}");
     }
@@ -61,18 +67,31 @@ pub async fn latest_height(http: &reqwest::Client, url: &str) -> anyhow::Result<
         .unwrap_or(0))
 }
 
-async fn block_hashes(http: &reqwest::Client, url: &str, height: u64) -> anyhow::Result<Vec<[u8; 32]>> {
+async fn block_hashes(
+    http: &reqwest::Client,
+    url: &str,
+    height: u64,
+) -> anyhow::Result<Vec<[u8; 32]>> {
     let r = get(http, &format!("{url}/block?height={height}")).await?;
-    let txs = r["block"]["data"]["txs"].as_array().cloned().unwrap_or_default();
+    let txs = r["block"]["data"]["txs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     txs.iter()
         .map(|t| {
-            let raw = base64::engine::general_purpose::STANDARD.decode(t.as_str().unwrap_or_default())?;
+            let raw =
+                base64::engine::general_purpose::STANDARD.decode(t.as_str().unwrap_or_default())?;
             Ok(sha256(&raw))
         })
         .collect()
 }
 
-pub async fn run(cfg: PollConfig, http: reqwest::Client, hashes: HashIndex, done: DoneSignal) -> PollResult {
+pub async fn run(
+    cfg: PollConfig,
+    http: reqwest::Client,
+    hashes: HashIndex,
+    done: DoneSignal,
+) -> PollResult {
     let mut res = PollResult {
         last_height: cfg.start_height,
         ..Default::default()

@@ -87,7 +87,11 @@ pub fn outcome_key(app: AppKind, o: &Outcome) -> Option<String> {
                     .unwrap_or("?"),
                 AppKind::Kvstore => "",
             };
-            Some(if name.is_empty() { format!("code {c}") } else { format!("code {c} {name}") })
+            Some(if name.is_empty() {
+                format!("code {c}")
+            } else {
+                format!("code {c} {name}")
+            })
         }
         Outcome::Failed(m) => Some(m.clone()),
     }
@@ -140,8 +144,12 @@ async fn broadcast(http: &reqwest::Client, url: &str, body: bytes::Bytes) -> (Ou
         Err(e) => return (Outcome::Failed("http error".into()), e.to_string()),
     };
     match serde_json::from_slice::<RpcResp>(&bytes) {
-        Ok(RpcResp { result: Some(r), .. }) if r.code == 0 => (Outcome::Accepted, String::new()),
-        Ok(RpcResp { result: Some(r), .. }) => (Outcome::Rejected(r.code), r.log),
+        Ok(RpcResp {
+            result: Some(r), ..
+        }) if r.code == 0 => (Outcome::Accepted, String::new()),
+        Ok(RpcResp {
+            result: Some(r), ..
+        }) => (Outcome::Rejected(r.code), r.log),
         Ok(RpcResp { error: Some(e), .. }) => {
             let text = if e.data.is_empty() { e.message } else { e.data };
             (Outcome::Failed(format!("rpc: {}", short(&text))), text)
@@ -156,7 +164,10 @@ async fn broadcast(http: &reqwest::Client, url: &str, body: bytes::Bytes) -> (Ou
 /// The `expected N` of a Stave nonce rejection.
 fn expected_nonce(log: &str) -> Option<u64> {
     let rest = &log[log.find("expected ")? + "expected ".len()..];
-    rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Known tx hashes → plan index; lanes add the hashes of re-signed txs.
@@ -200,7 +211,9 @@ async fn lane(
         } else {
             planned.body.clone()
         };
-        let Ok(permit) = sem.acquire().await else { break };
+        let Ok(permit) = sem.acquire().await else {
+            break;
+        };
         let submit = Instant::now();
         let (outcome, log) = broadcast(&http, &url, body).await;
         let answered = Instant::now();
@@ -300,7 +313,10 @@ mod tests {
 
     #[test]
     fn parses_expected_nonce() {
-        assert_eq!(expected_nonce("wrong nonce for ab12: expected 7, got 9"), Some(7));
+        assert_eq!(
+            expected_nonce("wrong nonce for ab12: expected 7, got 9"),
+            Some(7)
+        );
         assert_eq!(expected_nonce("something else"), None);
     }
 
@@ -310,6 +326,9 @@ mod tests {
             short("mempool is full: number of txs 5000 (max: 5000), total txs bytes 1"),
             "mempool is full"
         );
-        assert_eq!(short("tx already exists in cache"), "tx already exists in cache");
+        assert_eq!(
+            short("tx already exists in cache"),
+            "tx already exists in cache"
+        );
     }
 }

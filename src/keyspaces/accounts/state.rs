@@ -26,7 +26,10 @@ impl<T: StateRead + ?Sized> AccountsRead for T {}
 
 pub trait AccountsWrite: StateWrite {
     fn put_account(&mut self, pubkey: &[u8; 32], account: &Account) {
-        self.put_raw(account_key(pubkey), pb::Account::from(*account).encode_to_vec());
+        self.put_raw(
+            account_key(pubkey),
+            pb::Account::from(*account).encode_to_vec(),
+        );
     }
 }
 impl<T: StateWrite + ?Sized> AccountsWrite for T {}

@@ -2,8 +2,11 @@
 
 use super::{keys::split_kv_key, kv_key, kv_prefix, KvEntry};
 use crate::proto::kv as pb;
-use crate::store::{ChainStore, StoreError};
+use crate::store::{StoreError, View};
 use prost::Message;
+
+/// One page of (key, entry) rows and the key to continue after.
+pub type Page = (Vec<(Vec<u8>, KvEntry)>, Option<Vec<u8>>);
 
 /// The largest page `list` returns.
 pub const MAX_PAGE: usize = 1000;
@@ -11,11 +14,11 @@ pub const MAX_PAGE: usize = 1000;
 /// One page of a signer's entries, in key order, strictly after
 /// `start_after`. Returns the entries and the key to continue from.
 pub fn list(
-    store: &ChainStore,
+    store: &View<'_>,
     signer: &[u8; 32],
     start_after: &[u8],
     limit: usize,
-) -> Result<(Vec<(Vec<u8>, KvEntry)>, Option<Vec<u8>>), StoreError> {
+) -> Result<Page, StoreError> {
     let limit = limit.clamp(1, MAX_PAGE);
     let prefix = kv_prefix(signer);
     let after = (!start_after.is_empty()).then(|| kv_key(signer, start_after));

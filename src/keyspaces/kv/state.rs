@@ -21,7 +21,10 @@ impl<T: StateRead + ?Sized> KvRead for T {}
 
 pub trait KvWrite: StateWrite {
     fn put_kv_entry(&mut self, signer: &[u8; 32], key: &[u8], entry: KvEntry) {
-        self.put_raw(kv_key(signer, key), pb::KvEntry::from(entry).encode_to_vec());
+        self.put_raw(
+            kv_key(signer, key),
+            pb::KvEntry::from(entry).encode_to_vec(),
+        );
     }
     fn delete_kv_entry(&mut self, signer: &[u8; 32], key: &[u8]) {
         self.delete_raw(kv_key(signer, key));

@@ -13,8 +13,8 @@ pub trait ParamsRead: StateRead {
         match self.get_raw(&key)? {
             None => Ok(None),
             Some(raw) => {
-                let pb = pb::Params::decode(raw.as_slice())
-                    .map_err(|e| StoreError::corrupt(&key, e))?;
+                let pb =
+                    pb::Params::decode(raw.as_slice()).map_err(|e| StoreError::corrupt(&key, e))?;
                 Params::try_from(pb)
                     .map(Some)
                     .map_err(|e| StoreError::corrupt(&key, e))

@@ -32,6 +32,16 @@ pub struct GenesisValidator {
     pub moniker: String,
 }
 
+/// Whether a Diffie-Hellman with `public` yields a contributory secret.
+/// Every clamped scalar is a multiple of the cofactor, so any fixed secret
+/// maps all low-order points to zero.
+fn x25519_contributory(public: &[u8; 32]) -> bool {
+    let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
+    probe
+        .diffie_hellman(&x25519_dalek::PublicKey::from(*public))
+        .was_contributory()
+}
+
 fn key32(field: &str, hex_str: &str) -> Result<[u8; 32], String> {
     let bytes = hex::decode(hex_str).map_err(|e| format!("{field} {hex_str:?}: {e}"))?;
     bytes
@@ -46,7 +56,15 @@ impl GenesisValidator {
         let (operator, _) = crate::tx::identity_key(&key32("operator_key", &self.operator_key)?)
             .map_err(|e| e.to_string())?;
         let consensus = key32("consensus_key", &self.consensus_key)?;
+        crate::tx::identity_key(&consensus)
+            .map_err(|e| format!("consensus_key {}: {e}", self.consensus_key))?;
         let x25519 = key32("x25519_key", &self.x25519_key)?;
+        if !x25519_contributory(&x25519) {
+            return Err(format!(
+                "x25519_key {} is a low-order point",
+                self.x25519_key
+            ));
+        }
         if self.power == 0 {
             return Err(format!("validator {} has power 0", self.operator_key));
         }
@@ -63,5 +81,47 @@ impl GenesisValidator {
             admitted_height: 0,
         };
         Ok((operator, record))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid() -> GenesisValidator {
+        let op = ed25519_dalek::SigningKey::from_bytes(&[1; 32])
+            .verifying_key()
+            .to_bytes();
+        let cons = ed25519_dalek::SigningKey::from_bytes(&[2; 32])
+            .verifying_key()
+            .to_bytes();
+        let x = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([3; 32]));
+        GenesisValidator {
+            operator_key: hex::encode(op),
+            consensus_key: hex::encode(cons),
+            x25519_key: hex::encode(x.as_bytes()),
+            address: "127.0.0.1:26600".into(),
+            power: 10,
+            moniker: "n".into(),
+        }
+    }
+
+    #[test]
+    fn genesis_validator_keys_are_checked() {
+        assert!(valid().to_record().is_ok());
+        let mut v = valid();
+        v.x25519_key = hex::encode([0u8; 32]);
+        assert!(v.to_record().unwrap_err().contains("low-order"));
+        let mut v = valid();
+        v.x25519_key = hex::encode([0u8; 31]);
+        assert!(v.to_record().is_err());
+        let mut v = valid();
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        v.consensus_key = hex::encode(identity);
+        assert!(v.to_record().is_err(), "a weak consensus key is refused");
+        let mut v = valid();
+        v.power = 0;
+        assert!(v.to_record().is_err());
     }
 }

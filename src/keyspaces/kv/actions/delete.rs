@@ -34,7 +34,11 @@ impl KvDelete {
 
     /// # Errors
     /// `NotFound` when the signer has no such key.
-    pub fn execute<S: StateWrite>(&self, state: &mut S, ctx: &mut TxContext) -> Result<(), TxError> {
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
         let signer = ctx.signer;
         let entry = state.kv_entry(&signer, &self.key)?.ok_or_else(|| {
             TxError::NotFound(format!(

@@ -52,7 +52,11 @@ impl KvSet {
     ///
     /// # Errors
     /// `QuotaExceeded` when the signer's stored bytes would pass the quota.
-    pub fn execute<S: StateWrite>(&self, state: &mut S, ctx: &mut TxContext) -> Result<(), TxError> {
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
         let signer = ctx.signer;
         let old = state
             .kv_entry(&signer, &self.key)?
