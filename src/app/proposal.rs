@@ -4,7 +4,7 @@
 
 use super::execute::{execute_tx, BlockEnv};
 use super::{App, AppError, TxClass};
-use crate::store::Overlay;
+use crate::store::{Overlay, StoreError};
 
 /// CometBFT counts each tx with its protobuf framing (tag + length varint).
 fn framed_len(len: usize) -> i64 {
@@ -18,6 +18,39 @@ fn framed_len(len: usize) -> i64 {
 }
 
 impl App {
+    /// Walks `txs` in order over a scratch overlay on committed state. For
+    /// each tx, `visit` gets the raw tx and a `run` closure that applies it
+    /// (with FinalizeBlock's code) and returns its class; a tx `visit` does
+    /// not run is skipped. `visit` returns `false` to stop early.
+    fn dry_run<T, V>(
+        &self,
+        height: u64,
+        time_ns: i64,
+        txs: &[T],
+        mut visit: V,
+    ) -> Result<(), AppError>
+    where
+        T: AsRef<[u8]> + Sync,
+        V: FnMut(&T, &mut dyn FnMut() -> Result<TxClass, StoreError>) -> Result<bool, AppError>,
+    {
+        let params = self.params()?.clone();
+        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let env = BlockEnv {
+            height,
+            time_ns,
+            chain_id: self.chain_id(),
+            params: &params,
+        };
+        let mut scratch = Overlay::new(self.store().committed());
+        for ((raw, d), ok) in txs.iter().zip(&decoded).zip(sig_ok) {
+            let mut run = || execute_tx(&mut scratch, &env, d.as_ref(), ok).map(|o| o.class);
+            if !visit(raw, &mut run)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Keeps the candidate txs that decode and authenticate (chain,
     /// signature, nonce in sequence), within `max_tx_bytes`. A tx whose
     /// actions fail is kept: it still consumes its nonce, and dropping it
@@ -29,32 +62,21 @@ impl App {
         txs: &[T],
         max_tx_bytes: i64,
     ) -> Result<Vec<T>, AppError> {
-        let params = self.params()?.clone();
-        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
-        let env = BlockEnv {
-            height,
-            time_ns,
-            chain_id: self.chain_id(),
-            params: &params,
-        };
-        let mut scratch = Overlay::new(self.store().committed());
         let budget = if max_tx_bytes <= 0 {
             i64::MAX
         } else {
             max_tx_bytes
         };
         let (mut kept, mut used) = (Vec::new(), 0i64);
-        for ((raw, d), ok) in txs.iter().zip(&decoded).zip(sig_ok) {
+        self.dry_run(height, time_ns, txs, |raw, run| {
             let len = framed_len(raw.as_ref().len());
-            if used + len > budget {
-                continue; // too big for what is left; not applied to the scratch
-            }
-            let outcome = execute_tx(&mut scratch, &env, d.as_ref(), ok)?;
-            if outcome.class != TxClass::Rejected {
+            // Too big for what is left: skipped, never applied to the scratch.
+            if used + len <= budget && run()? != TxClass::Rejected {
                 used += len;
                 kept.push(raw.clone());
             }
-        }
+            Ok(true)
+        })?;
         Ok(kept)
     }
 
@@ -67,20 +89,11 @@ impl App {
         time_ns: i64,
         txs: &[T],
     ) -> Result<bool, AppError> {
-        let params = self.params()?.clone();
-        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
-        let env = BlockEnv {
-            height,
-            time_ns,
-            chain_id: self.chain_id(),
-            params: &params,
-        };
-        let mut scratch = Overlay::new(self.store().committed());
-        for (d, ok) in decoded.iter().zip(sig_ok) {
-            if execute_tx(&mut scratch, &env, d.as_ref(), ok)?.class == TxClass::Rejected {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        let mut accept = true;
+        self.dry_run(height, time_ns, txs, |_, run| {
+            accept = run()? != TxClass::Rejected;
+            Ok(accept)
+        })?;
+        Ok(accept)
     }
 }

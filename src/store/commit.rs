@@ -333,6 +333,20 @@ mod tests {
         c
     }
 
+    /// Two fresh stores after an empty genesis (keep the dirs alive).
+    fn two_stores() -> (
+        (tempfile::TempDir, tempfile::TempDir),
+        ChainStore,
+        ChainStore,
+    ) {
+        let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let a = ChainStore::open(dirs.0.path()).unwrap();
+        let b = ChainStore::open(dirs.1.path()).unwrap();
+        a.commit_genesis("c", 0, Changes::default()).unwrap();
+        b.commit_genesis("c", 0, Changes::default()).unwrap();
+        (dirs, a, b)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
         #[test]
@@ -340,10 +354,7 @@ mod tests {
             blocks in proptest::collection::vec(
                 proptest::collection::vec((0u16..300, proptest::option::weighted(0.8, any::<u8>())), 0..60), 1..6)
         ) {
-            let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-            let (a, b) = (ChainStore::open(da.path()).unwrap(), ChainStore::open(db.path()).unwrap());
-            a.commit_genesis("c", 0, Changes::default()).unwrap();
-            b.commit_genesis("c", 0, Changes::default()).unwrap();
+            let (_dirs, a, b) = two_stores();
             for (i, blk) in blocks.iter().enumerate() {
                 let h = i as u64 + 1;
                 let pa = a.prepare_with(h, 0, changes(blk), false).unwrap();
@@ -359,10 +370,7 @@ mod tests {
             blocks in proptest::collection::vec(
                 proptest::collection::vec((0u16..2000, any::<u8>()), 1..400), 1..5)
         ) {
-            let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-            let (a, b) = (ChainStore::open(da.path()).unwrap(), ChainStore::open(db.path()).unwrap());
-            a.commit_genesis("c", 0, Changes::default()).unwrap();
-            b.commit_genesis("c", 0, Changes::default()).unwrap();
+            let (_dirs, a, b) = two_stores();
             for (i, blk) in blocks.iter().enumerate() {
                 let h = i as u64 + 1;
                 let c: Vec<(u16, Option<u8>)> = blk.iter().map(|(k, v)| (*k, Some(*v))).collect();
@@ -379,10 +387,7 @@ mod tests {
             blocks in proptest::collection::vec(
                 proptest::collection::vec((0u16..40, proptest::option::weighted(0.75, any::<u8>())), 0..25), 4..14)
         ) {
-            let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-            let (a, b) = (ChainStore::open(da.path()).unwrap(), ChainStore::open(db.path()).unwrap());
-            a.commit_genesis("c", 0, Changes::default()).unwrap();
-            b.commit_genesis("c", 0, Changes::default()).unwrap();
+            let (_dirs, a, b) = two_stores();
             let keep = PruneConfig { keep_recent: 3, interval: 1 };
             let all = PruneConfig { keep_recent: 0, interval: 1 };
             for (i, blk) in blocks.iter().enumerate() {
