@@ -28,7 +28,7 @@ pub fn exec_result(o: &TxOutcome) -> ExecTxResult {
             "stave.tx",
             [
                 ("id".to_string(), hex::encode(id), true),
-                ("code".to_string(), o.code.value().to_string(), true),
+                ("code".to_string(), o.code.value().to_string(), false),
             ],
         ));
     }

@@ -1,13 +1,19 @@
 //! The mempool connection: CheckTx against the node's mempool view.
+//!
+//! One dedicated thread serves CheckTx, so RocksDB reads stay off the async
+//! runtime and txs are admitted strictly in the order CometBFT sent them.
+//! It drains whatever is queued (up to [`MAX_BATCH`]) and verifies those
+//! signatures as one batch, which is what keeps CheckTx cheap under load.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use tendermint::abci::{request::CheckTxKind, response};
 use tendermint::v0_38::abci::{MempoolRequest, MempoolResponse};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tower::Service;
 use tower_abci::BoxError;
 
@@ -15,21 +21,49 @@ use super::convert::codespace;
 use crate::app::{CheckKind, Mempool, TxOutcome};
 use crate::metrics::metrics;
 
-/// CheckTx in two stages: decoding and signature checks run in parallel on
-/// blocking threads; the nonce step then runs strictly in arrival order (each
-/// request waits for the one before it), so an account's txs sent back to
-/// back are admitted in nonce order.
+/// Most CheckTx requests handled as one batch.
+pub const MAX_BATCH: usize = 256;
+
+type Job = (Bytes, CheckKind, oneshot::Sender<TxOutcome>);
+
+/// A cloneable handle to the CheckTx thread.
 #[derive(Clone)]
 pub struct MempoolService {
-    mempool: Arc<Mempool>,
-    last: Arc<parking_lot::Mutex<Option<oneshot::Receiver<()>>>>,
+    tx: mpsc::UnboundedSender<Job>,
 }
 
 impl MempoolService {
+    /// Starts the CheckTx thread over `mempool`.
     pub fn new(mempool: Arc<Mempool>) -> Self {
-        MempoolService {
-            mempool,
-            last: Arc::new(parking_lot::Mutex::new(None)),
+        Self::spawn_with_handle(mempool).0
+    }
+
+    /// Starts the CheckTx thread; the handle joins once every clone of the
+    /// service is dropped (and the thread has released the store).
+    pub fn spawn_with_handle(mempool: Arc<Mempool>) -> (Self, std::thread::JoinHandle<()>) {
+        let (tx, rx) = mpsc::unbounded_channel::<Job>();
+        let handle = std::thread::Builder::new()
+            .name("stave-checktx".into())
+            .spawn(move || run(mempool, rx))
+            .expect("spawning the CheckTx thread at start-up");
+        (MempoolService { tx }, handle)
+    }
+}
+
+fn run(mempool: Arc<Mempool>, mut rx: mpsc::UnboundedReceiver<Job>) {
+    while let Some(first) = rx.blocking_recv() {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        let items: Vec<(&[u8], CheckKind)> =
+            jobs.iter().map(|(t, k, _)| (t.as_ref(), *k)).collect();
+        let outcomes = mempool.check_batch(&items);
+        for ((_, _, reply), outcome) in jobs.into_iter().zip(outcomes) {
+            let _ = reply.send(outcome);
         }
     }
 }
@@ -38,7 +72,7 @@ fn failed() -> TxOutcome {
     TxOutcome {
         class: crate::app::TxClass::Rejected,
         code: crate::tx::Code::NotReady,
-        log: "check task failed".into(),
+        log: "CheckTx thread is gone".into(),
         events: vec![],
         tx_id: None,
     }
@@ -55,7 +89,7 @@ fn check_response(o: &TxOutcome) -> response::CheckTx {
         code: o.code.value().into(),
         data: o
             .tx_id
-            .map(|id| bytes::Bytes::copy_from_slice(&id))
+            .map(|id| Bytes::copy_from_slice(&id))
             .unwrap_or_default(),
         log: o.log.clone(),
         info: o.code.name().to_string(),
@@ -75,31 +109,20 @@ impl Service<MempoolRequest> for MempoolService {
     }
 
     fn call(&mut self, req: MempoolRequest) -> Self::Future {
-        let mempool = self.mempool.clone();
-        let (done, done_rx) = oneshot::channel::<()>();
-        let prev = self.last.lock().replace(done_rx);
+        let MempoolRequest::CheckTx(r) = req;
+        let kind = match r.kind {
+            CheckTxKind::New => CheckKind::New,
+            CheckTxKind::Recheck => CheckKind::Recheck,
+        };
+        metrics().checktx_total.inc();
+        // Sent here, in call order, so the thread sees CometBFT's order.
+        let (reply, rx) = oneshot::channel();
+        let sent = self.tx.send((r.tx, kind, reply)).is_ok();
         Box::pin(async move {
-            let MempoolRequest::CheckTx(r) = req;
-            let kind = match r.kind {
-                CheckTxKind::New => CheckKind::New,
-                CheckTxKind::Recheck => CheckKind::Recheck,
+            let outcome = match (sent, rx.await) {
+                (true, Ok(o)) => o,
+                _ => failed(),
             };
-            metrics().checktx_total.inc();
-            let m = mempool.clone();
-            let pre = tokio::task::spawn_blocking(move || m.precheck(&r.tx, kind))
-                .await
-                .unwrap_or_else(|_| Err(failed()));
-            if let Some(prev) = prev {
-                let _ = prev.await;
-            }
-            let outcome = match pre {
-                // The nonce read touches RocksDB: off the async workers.
-                Ok(tx) => tokio::task::spawn_blocking(move || mempool.admit(&tx))
-                    .await
-                    .unwrap_or_else(|_| failed()),
-                Err(o) => o,
-            };
-            let _ = done.send(());
             Ok(MempoolResponse::CheckTx(check_response(&outcome)))
         })
     }

@@ -12,7 +12,7 @@ use super::sigcache::SigCache;
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::Params;
 use crate::store::ChainStore;
-use crate::tx::{DecodedTx, TxError};
+use crate::tx::{verify::verify_all, DecodedTx, TxError};
 
 /// New tx, or a recheck after a commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,15 +66,58 @@ impl Mempool {
 
     /// Checks a tx and, if it passes, records its nonce as pending.
     pub fn check(&self, raw: &[u8], kind: CheckKind) -> TxOutcome {
-        match self.precheck(raw, kind) {
-            Ok(tx) => self.admit(&tx),
-            Err(o) => o,
-        }
+        self.check_batch(&[(raw, kind)])
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| TxOutcome::err(None, &TxError::NotReady("empty batch".into())))
     }
 
-    /// The part of CheckTx that needs no ordering: decode, stateless
-    /// checks, chain id and signature. Safe to run in parallel.
-    pub fn precheck(&self, raw: &[u8], kind: CheckKind) -> Result<DecodedTx, TxOutcome> {
+    /// Checks txs in the order CometBFT sent them: decodes each, verifies
+    /// the signatures still unverified as one batch (ZIP-215, so batch and
+    /// single verification agree), then admits each nonce in order.
+    pub fn check_batch(&self, items: &[(&[u8], CheckKind)]) -> Vec<TxOutcome> {
+        let decoded: Vec<Result<DecodedTx, TxOutcome>> =
+            items.iter().map(|(raw, _)| self.decode(raw)).collect();
+        let mut bad_sig = vec![false; items.len()];
+        {
+            let mut slots = Vec::new();
+            let mut pending = Vec::new();
+            for (i, (d, (_, kind))) in decoded.iter().zip(items).enumerate() {
+                // A recheck sees the exact bytes admitted earlier, whose signature verified then.
+                if let Ok(tx) = d {
+                    if *kind == CheckKind::New && !self.sigs.contains(&tx.id, &tx.signature) {
+                        slots.push(i);
+                        pending.push(tx);
+                    }
+                }
+            }
+            let results = verify_all(&pending);
+            for ((slot, ok), tx) in slots.into_iter().zip(results).zip(pending) {
+                if ok {
+                    self.sigs.insert(&tx.id, &tx.signature);
+                } else if let Some(b) = bad_sig.get_mut(slot) {
+                    *b = true;
+                }
+            }
+        }
+        decoded
+            .into_iter()
+            .zip(bad_sig)
+            .map(|(d, bad)| match d {
+                Err(o) => o,
+                Ok(tx) if bad => TxOutcome::err(
+                    Some(tx.id),
+                    &TxError::Signature {
+                        signer: tx.signer_hex(),
+                    },
+                ),
+                Ok(tx) => self.admit(&tx),
+            })
+            .collect()
+    }
+
+    /// Decode, stateless checks and chain id (no signature).
+    fn decode(&self, raw: &[u8]) -> Result<DecodedTx, TxOutcome> {
         let (chain_id, params) = {
             let v = self.view.lock();
             match &v.params {
@@ -88,12 +131,17 @@ impl Mempool {
             }
         };
         let tx = DecodedTx::decode(raw, &params).map_err(|e| TxOutcome::err(None, &e))?;
-        let id = Some(tx.id);
         tx.check_chain(&chain_id)
-            .map_err(|e| TxOutcome::err(id, &e))?;
-        // A recheck sees the exact bytes admitted earlier, whose signature verified then.
+            .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;
+        Ok(tx)
+    }
+
+    /// Decode, chain id and signature of one tx (warms the signature cache).
+    pub fn precheck(&self, raw: &[u8], kind: CheckKind) -> Result<DecodedTx, TxOutcome> {
+        let tx = self.decode(raw)?;
         if kind == CheckKind::New && !self.sigs.contains(&tx.id, &tx.signature) {
-            tx.verify_signature().map_err(|e| TxOutcome::err(id, &e))?;
+            tx.verify_signature()
+                .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;
             self.sigs.insert(&tx.id, &tx.signature);
         }
         Ok(tx)

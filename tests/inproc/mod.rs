@@ -53,6 +53,7 @@ pub struct Node {
     pub store: ChainStore,
     consensus: Option<Consensus>,
     actor: Option<std::thread::JoinHandle<()>>,
+    checker: Option<std::thread::JoinHandle<()>>,
     mempool: MempoolService,
     info: InfoService,
 }
@@ -65,7 +66,7 @@ impl Node {
     pub fn open_with(path: &Path, config: AppConfig) -> Node {
         let store = ChainStore::open(path).expect("open store");
         let app = App::load(store.clone(), config).expect("load app");
-        let mempool = MempoolService::new(app.mempool());
+        let (mempool, checker) = MempoolService::spawn_with_handle(app.mempool());
         let info = InfoService {
             store: store.clone(),
             mempool: Some(app.mempool()),
@@ -77,17 +78,27 @@ impl Node {
             store,
             consensus: Some(consensus),
             actor: Some(actor),
+            checker: Some(checker),
             mempool,
         }
     }
 
     /// Stops the node as a crash would: whatever was not committed is gone.
-    pub fn shutdown(mut self) -> PathBuf {
-        self.consensus.take();
-        if let Some(h) = self.actor.take() {
-            h.join().expect("actor thread");
+    pub fn shutdown(self) -> PathBuf {
+        let Node {
+            path,
+            consensus,
+            actor,
+            checker,
+            mempool,
+            info,
+            store,
+        } = self;
+        drop((consensus, mempool, info, store));
+        for h in [actor, checker].into_iter().flatten() {
+            h.join().expect("service thread");
         }
-        self.path.clone()
+        path
     }
 
     async fn consensus(&mut self, req: ConsensusRequest) -> ConsensusResponse {
