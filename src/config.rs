@@ -175,16 +175,11 @@ impl Config {
         Ok(config)
     }
 
-    /// Rejects settings that would break the node or its peers.
+    /// Rejects settings that would break the node or its peers. (Commit
+    /// never lets CometBFT prune blocks younger than the evidence max age,
+    /// whatever `retain_blocks` says.)
     pub fn validate(&self) -> Result<(), String> {
         let p = &self.pruning;
-        if p.retain_blocks > 0 && (p.keep_recent == 0 || p.retain_blocks < p.keep_recent) {
-            return Err(format!(
-                "pruning.retain_blocks = {} must be 0 (keep every block) or at least pruning.keep_recent = {} \
-                 (and keep_recent must not be 0): CometBFT must keep every block the app may need to replay",
-                p.retain_blocks, p.keep_recent
-            ));
-        }
         if p.keep_recent > 0 && p.interval == 0 {
             return Err("pruning.interval must be positive when keep_recent is set".into());
         }
@@ -222,9 +217,7 @@ mod tests {
         assert_eq!(back.abci.listen, "unix:///tmp/h/abci.sock");
         assert!(back.validate().is_ok());
         let mut bad = back.clone();
-        bad.pruning.retain_blocks = 10;
-        assert!(bad.validate().is_err(), "retain_blocks below keep_recent");
-        bad.pruning.retain_blocks = 5000;
-        assert!(bad.validate().is_ok());
+        bad.pruning.interval = 0;
+        assert!(bad.validate().is_err(), "keep_recent without an interval");
     }
 }

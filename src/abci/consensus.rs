@@ -72,11 +72,8 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
     Ok(match req {
         ConsensusRequest::InitChain(r) => {
             if r.initial_height.value() != 1 {
-                return Err(AppError::Genesis(crate::app::GenesisError::Params(
-                    format!(
-                        "genesis initial_height is {}; Stave requires 1 (JMT version 0 is genesis)",
-                        r.initial_height.value()
-                    ),
+                return Err(AppError::Genesis(crate::app::GenesisError::InitialHeight(
+                    r.initial_height.value(),
                 )));
             }
             let time = r.time.unix_timestamp_nanos() as i64;
@@ -86,6 +83,7 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
                 .map(|v| (v.pub_key.to_bytes(), v.power.value()))
                 .collect();
             let hash = app.init_chain(&r.chain_id, time, &r.app_state_bytes, &comet)?;
+            app.set_evidence_age(r.consensus_params.evidence.max_age_num_blocks)?;
             tracing::info!(chain_id = %r.chain_id, app_hash = %hex::encode(hash), "genesis committed");
             ConsensusResponse::InitChain(response::InitChain {
                 consensus_params: None,

@@ -17,8 +17,9 @@ use crate::store::ChainStore;
 #[derive(Clone)]
 pub struct InfoService {
     pub store: ChainStore,
-    /// Forgotten pending nonces at each handshake: a CometBFT that restarted
-    /// alone comes back with an empty mempool.
+    /// Not reset here: CometBFT's public `/abci_info` sends the same Info as
+    /// the handshake, and a reset mid-recheck would evict valid txs. After a
+    /// CometBFT-only restart, the next Commit rebuilds the view.
     pub mempool: Option<std::sync::Arc<crate::app::Mempool>>,
 }
 
@@ -58,9 +59,7 @@ impl Service<InfoRequest> for InfoService {
             let resp = match req {
                 InfoRequest::Echo(e) => InfoResponse::Echo(response::Echo { message: e.message }),
                 InfoRequest::Info(_) => {
-                    if let Some(m) = mempool {
-                        m.reset();
-                    }
+                    let _ = mempool;
                     match tokio::task::spawn_blocking(move || info(&store)).await {
                         Ok(i) => InfoResponse::Info(i),
                         Err(e) => {

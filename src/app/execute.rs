@@ -27,6 +27,29 @@ pub fn execute_tx<S: StateRead>(
     decoded: Result<&DecodedTx, &TxError>,
     sig_ok: bool,
 ) -> Result<TxOutcome, StoreError> {
+    execute(block, env, decoded, sig_ok, true)
+}
+
+/// Authenticates one tx and consumes its nonce, without running its
+/// actions. A tx's class (rejected or not) depends only on this part, so
+/// proposals use it to judge txs exactly as FinalizeBlock will, at a
+/// fraction of the cost. An authenticated tx comes back `Applied`.
+pub fn authenticate_tx<S: StateRead>(
+    block: &mut Overlay<S>,
+    env: &BlockEnv<'_>,
+    decoded: Result<&DecodedTx, &TxError>,
+    sig_ok: bool,
+) -> Result<TxOutcome, StoreError> {
+    execute(block, env, decoded, sig_ok, false)
+}
+
+fn execute<S: StateRead>(
+    block: &mut Overlay<S>,
+    env: &BlockEnv<'_>,
+    decoded: Result<&DecodedTx, &TxError>,
+    sig_ok: bool,
+    run_actions: bool,
+) -> Result<TxOutcome, StoreError> {
     let tx = match decoded {
         Ok(tx) => tx,
         Err(e) => return Ok(TxOutcome::err(None, e)),
@@ -46,6 +69,9 @@ pub fn execute_tx<S: StateRead>(
     });
     account.nonce += 1;
     block.put_account(&tx.signer, &account);
+    if !run_actions {
+        return Ok(TxOutcome::ok(tx.id, Vec::new()));
+    }
 
     let mut ctx = TxContext {
         height: env.height,

@@ -35,6 +35,8 @@ pub enum GenesisError {
     Json(#[from] serde_json::Error),
     #[error("invalid params: {0}")]
     Params(String),
+    #[error("genesis initial_height is {0}; Stave requires 1 (JMT version 0 is genesis)")]
+    InitialHeight(u64),
     #[error("invalid genesis account {pubkey}: {reason}")]
     Account { pubkey: String, reason: String },
     #[error("invalid genesis validator: {0}")]

@@ -157,10 +157,15 @@ impl Mempool {
     }
 
     fn try_admit(&self, tx: &DecodedTx) -> Result<(), TxError> {
-        let committed = self.store.committed().next_nonce(&tx.signer)?;
+        // The pending entry, when there is one, is already at or past the
+        // committed nonce (the view is cleared at every Commit), so the store
+        // is read once per account per block, not once per tx.
+        let known = self.view.lock().pending.get(&tx.signer).copied();
+        let (next, count) = match known {
+            Some(entry) => entry,
+            None => (self.store.committed().next_nonce(&tx.signer)?, 0),
+        };
         let mut v = self.view.lock();
-        let (next, count) = v.pending.get(&tx.signer).copied().unwrap_or((committed, 0));
-        let next = next.max(committed);
         if tx.nonce != next {
             return Err(TxError::Nonce {
                 signer: tx.signer_hex(),

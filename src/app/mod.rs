@@ -17,7 +17,7 @@ mod sigcache;
 use std::sync::Arc;
 
 pub use dispatch::dispatch;
-pub use execute::{authenticate, execute_tx, BlockEnv};
+pub use execute::{authenticate, authenticate_tx, execute_tx, BlockEnv};
 pub use genesis::{AppState, GenesisAccount, GenesisError};
 pub use mempool::{CheckKind, Mempool};
 pub use notify::{CommitNotifier, Committed};
@@ -91,6 +91,9 @@ pub struct App {
     sigs: Arc<SigCache>,
     mempool: Arc<Mempool>,
     notifier: Arc<CommitNotifier>,
+    /// CometBFT's evidence max age in blocks: blocks it must keep whatever
+    /// `retain_blocks` says (`None` until genesis: keep everything).
+    evidence_age: Option<u64>,
 }
 
 impl App {
@@ -111,7 +114,9 @@ impl App {
         if let Some(h) = info.height {
             notifier.committed(h, &[]);
         }
+        let evidence_age = store.meta_u64(crate::store::cf::meta::EVIDENCE_AGE)?;
         Ok(App {
+            evidence_age,
             store,
             config,
             chain_id: info.chain_id,
@@ -167,6 +172,15 @@ impl App {
         self.mempool.set_chain(chain_id.to_string(), state.params);
         self.notifier.committed(0, &[]);
         Ok(app_hash)
+    }
+
+    /// Records CometBFT's evidence max age (from InitChain's consensus
+    /// params): Commit never lets CometBFT prune blocks younger than that.
+    pub fn set_evidence_age(&mut self, blocks: u64) -> Result<(), AppError> {
+        self.store
+            .put_meta_u64(crate::store::cf::meta::EVIDENCE_AGE, blocks)?;
+        self.evidence_age = Some(blocks);
+        Ok(())
     }
 
     fn params(&self) -> Result<&Params, AppError> {
@@ -272,9 +286,9 @@ impl App {
         self.store.commit(pending.commit, self.config.prune)?;
         self.mempool.reset();
         self.notifier.committed(height, &pending.outcomes);
-        let retain_height = match self.config.retain_blocks {
-            0 => 0,
-            n => height.saturating_sub(n).max(1),
+        let retain_height = match (self.config.retain_blocks, self.evidence_age) {
+            (0, _) | (_, None) => 0,
+            (n, Some(age)) => height.saturating_sub(n.max(age)).max(1),
         };
         Ok(CommitOutcome {
             height,

@@ -17,6 +17,8 @@ pub struct Committed {
 
 /// Distinct tx ids that may be waited on at once.
 pub const MAX_WAITERS: usize = 50_000;
+/// Clients that may wait on one tx id at once.
+pub const MAX_WAITERS_PER_TX: usize = 16;
 
 pub struct CommitNotifier {
     waiters: Mutex<HashMap<[u8; 32], Vec<oneshot::Sender<Committed>>>>,
@@ -39,15 +41,13 @@ impl CommitNotifier {
         let (tx, rx) = oneshot::channel();
         let mut w = self.waiters.lock();
         if w.len() >= MAX_WAITERS {
-            w.retain(|_, list| {
-                list.retain(|s| !s.is_closed());
-                !list.is_empty()
-            });
-            if w.len() >= MAX_WAITERS {
-                return None;
-            }
+            return None; // every waiter forgets itself when it ends (ForgetOnDrop)
         }
-        w.entry(tx_id).or_default().push(tx);
+        let list = w.entry(tx_id).or_default();
+        if list.len() >= MAX_WAITERS_PER_TX {
+            return None;
+        }
+        list.push(tx);
         Some(rx)
     }
 

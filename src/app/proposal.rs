@@ -2,7 +2,7 @@
 //! scratch overlay over committed state, with the same code FinalizeBlock
 //! runs, so they agree with it on which txs authenticate.
 
-use super::execute::{execute_tx, BlockEnv};
+use super::execute::{authenticate_tx, BlockEnv};
 use super::{App, AppError, TxClass};
 use crate::store::{Overlay, StoreError};
 
@@ -20,7 +20,8 @@ fn framed_len(len: usize) -> i64 {
 impl App {
     /// Walks `txs` in order over a scratch overlay on committed state. For
     /// each tx, `visit` gets the raw tx and a `run` closure that applies it
-    /// (with FinalizeBlock's code) and returns its class; a tx `visit` does
+    /// (FinalizeBlock's authentication and nonce step; actions cannot change
+    /// a tx's class) and returns its class; a tx `visit` does
     /// not run is skipped. `visit` returns `false` to stop early.
     fn dry_run<T, V>(
         &self,
@@ -43,7 +44,7 @@ impl App {
         };
         let mut scratch = Overlay::new(self.store().committed());
         for ((raw, d), ok) in txs.iter().zip(&decoded).zip(sig_ok) {
-            let mut run = || execute_tx(&mut scratch, &env, d.as_ref(), ok).map(|o| o.class);
+            let mut run = || authenticate_tx(&mut scratch, &env, d.as_ref(), ok).map(|o| o.class);
             if !visit(raw, &mut run)? {
                 break;
             }

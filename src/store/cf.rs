@@ -35,6 +35,8 @@ pub mod meta {
     pub const EARLIEST: &[u8] = b"earliest_version";
     pub const SCHEMA: &[u8] = b"schema_version";
     pub const LAST_BLOCK_TIME: &[u8] = b"last_block_time";
+    /// CometBFT's evidence `max_age_num_blocks` from genesis.
+    pub const EVIDENCE_AGE: &[u8] = b"evidence_max_age_blocks";
 }
 
 /// Key of a versioned JMT value.

@@ -66,7 +66,7 @@ impl ChainStore {
         changes: Changes,
         sequential: bool,
     ) -> Result<PendingCommit, StoreError> {
-        let reader = DbTreeReader { db: &self.db };
+        let reader = DbTreeReader::live(&self.db);
         let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
         let has_delete = changes.state.values().any(|v| v.is_none());
         let (root, batch) = if sequential || changes.state.is_empty() || has_delete {

@@ -97,6 +97,31 @@ impl ChainStore {
         self.view().meta_raw(key)
     }
 
+    /// A node-local meta number (not part of the app hash), written synced.
+    pub fn put_meta_u64(&self, key: &[u8], value: u64) -> Result<(), StoreError> {
+        let mut opts = rocksdb::WriteOptions::default();
+        opts.set_sync(true);
+        self.db.put_cf_opt(
+            db::handle(&self.db, cf::META),
+            key,
+            value.to_be_bytes(),
+            &opts,
+        )?;
+        Ok(())
+    }
+
+    /// A node-local meta number written by [`Self::put_meta_u64`].
+    pub fn meta_u64(&self, key: &[u8]) -> Result<Option<u64>, StoreError> {
+        match self.meta_raw(key)? {
+            None => Ok(None),
+            Some(raw) => raw
+                .as_slice()
+                .try_into()
+                .map(|a: [u8; 8]| Some(u64::from_be_bytes(a)))
+                .map_err(|_| StoreError::corrupt(key, "not 8 bytes")),
+        }
+    }
+
     /// A consistent view of the latest commit (one RocksDB snapshot).
     pub fn view(&self) -> View<'_> {
         View::new(&self.db)

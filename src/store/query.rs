@@ -25,7 +25,8 @@ impl ChainStore {
         height: Option<u64>,
         prove: bool,
     ) -> Result<ProvenValue, StoreError> {
-        let info = self.commit_info()?;
+        let view = self.view();
+        let info = view.commit_info()?;
         let latest = info.height.ok_or(StoreError::HeightUnavailable {
             requested: height.unwrap_or(0),
             earliest: 0,
@@ -39,7 +40,10 @@ impl ChainStore {
                 latest,
             });
         }
-        let reader = DbTreeReader { db: self.db() };
+        let reader = DbTreeReader {
+            db: self.db(),
+            snap: Some(view.snapshot()),
+        };
         let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
         if prove {
             let (value, proof) = tree
@@ -64,7 +68,11 @@ impl ChainStore {
 
     /// The root hash of a committed version.
     pub fn root_at(&self, height: u64) -> Result<Option<[u8; 32]>, StoreError> {
-        let reader = DbTreeReader { db: self.db() };
+        let view = self.view();
+        let reader = DbTreeReader {
+            db: self.db(),
+            snap: Some(view.snapshot()),
+        };
         let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
         tree.get_root_hash_option(height)
             .map(|r| r.map(|r| r.0))

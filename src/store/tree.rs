@@ -16,9 +16,25 @@ pub fn key_hash(key: &[u8]) -> KeyHash {
     KeyHash::with::<Hasher>(key)
 }
 
-/// Reads JMT nodes and versioned values straight from committed RocksDB.
+/// Reads JMT nodes and versioned values from committed RocksDB: live (for
+/// the consensus actor, the only writer) or through a snapshot (for queries,
+/// so a concurrent Commit that prunes cannot pull nodes from under a walk).
 pub struct DbTreeReader<'a> {
     pub db: &'a DB,
+    pub snap: Option<&'a rocksdb::SnapshotWithThreadMode<'a, DB>>,
+}
+
+impl<'a> DbTreeReader<'a> {
+    pub fn live(db: &'a DB) -> Self {
+        DbTreeReader { db, snap: None }
+    }
+
+    fn get(&self, cf_name: &str, key: &[u8]) -> Result<Option<Vec<u8>>, rocksdb::Error> {
+        match self.snap {
+            Some(s) => s.get_cf(handle(self.db, cf_name), key),
+            None => self.db.get_cf(handle(self.db, cf_name), key),
+        }
+    }
 }
 
 /// Encodes a versioned value: a tag byte (1 present, 0 deleted) then the value.
@@ -45,7 +61,7 @@ fn decode_value(raw: &[u8]) -> anyhow::Result<Option<OwnedValue>> {
 impl TreeReader for DbTreeReader<'_> {
     fn get_node_option(&self, node_key: &NodeKey) -> anyhow::Result<Option<Node>> {
         let key = borsh::to_vec(node_key)?;
-        match self.db.get_pinned_cf(handle(self.db, cf::JMT_NODES), key)? {
+        match self.get(cf::JMT_NODES, &key)? {
             Some(raw) => Ok(Some(Node::try_from_slice(&raw)?)),
             None => Ok(None),
         }
@@ -57,10 +73,12 @@ impl TreeReader for DbTreeReader<'_> {
         key_hash: KeyHash,
     ) -> anyhow::Result<Option<OwnedValue>> {
         let seek = cf::jmt_value_key(&key_hash.0, max_version);
-        let mut iter = self.db.iterator_cf(
-            handle(self.db, cf::JMT_VALUES),
-            IteratorMode::From(&seek, Direction::Reverse),
-        );
+        let mode = IteratorMode::From(&seek, Direction::Reverse);
+        let cf = handle(self.db, cf::JMT_VALUES);
+        let mut iter = match self.snap {
+            Some(s) => s.iterator_cf(cf, mode),
+            None => self.db.iterator_cf(cf, mode),
+        };
         match iter.next() {
             Some(item) => {
                 let (k, v) = item?;
@@ -82,6 +100,6 @@ impl TreeReader for DbTreeReader<'_> {
 
 impl HasPreimage for DbTreeReader<'_> {
     fn preimage(&self, key_hash: KeyHash) -> anyhow::Result<Option<Vec<u8>>> {
-        Ok(self.db.get_cf(handle(self.db, cf::JMT_KEYS), key_hash.0)?)
+        Ok(self.get(cf::JMT_KEYS, &key_hash.0)?)
     }
 }

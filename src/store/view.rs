@@ -19,6 +19,11 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The RocksDB snapshot this view reads through.
+    pub fn snapshot(&self) -> &SnapshotWithThreadMode<'a, DB> {
+        &self.snap
+    }
+
     fn get(&self, cf_name: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.snap.get_cf(handle(self.db, cf_name), key)?)
     }

@@ -20,6 +20,8 @@ use tendermint::v0_38::abci::{
 use tower::{Service, ServiceExt};
 
 pub const CHAIN: &str = "stave-test";
+/// The evidence max age (blocks) the harness's InitChain declares.
+pub const EVIDENCE_AGE: u64 = 5;
 
 /// Block time of `height`, deterministic: 1 s per block from a fixed epoch.
 pub fn block_time(height: u64) -> tendermint::Time {
@@ -122,7 +124,7 @@ impl Node {
                     time_iota_ms: 1000,
                 },
                 evidence: tendermint::evidence::Params {
-                    max_age_num_blocks: 100_000,
+                    max_age_num_blocks: EVIDENCE_AGE,
                     max_age_duration: tendermint::evidence::Duration(
                         std::time::Duration::from_secs(172_800),
                     ),
