@@ -1,6 +1,5 @@
 //! Domain results to ABCI types, at the edge.
 
-use bytes::Bytes;
 use tendermint::abci::{types::ExecTxResult, Event as AbciEvent};
 
 use crate::app::TxOutcome;
@@ -19,30 +18,19 @@ pub fn codespace(code: Code) -> String {
     }
 }
 
-/// A tx's FinalizeBlock result. `data` carries the tx id; an indexed
-/// `tx.id` event lets `tx_search` find it by Stave's id.
+/// A tx's FinalizeBlock result: code, log and the handlers' events. Kept
+/// lean, because CometBFT stores and indexes every byte of it: clients find
+/// a tx by CometBFT's hash (`tx.hash`) or by the indexed handler attributes,
+/// and learn Stave's tx id from `Broadcast`.
 pub fn exec_result(o: &TxOutcome) -> ExecTxResult {
-    let mut events: Vec<AbciEvent> = o.events.iter().map(event).collect();
-    if let Some(id) = o.tx_id {
-        events.push(AbciEvent::new(
-            "stave.tx",
-            [
-                ("id".to_string(), hex::encode(id), true),
-                ("code".to_string(), o.code.value().to_string(), false),
-            ],
-        ));
-    }
     ExecTxResult {
         code: o.code.value().into(),
-        data: o
-            .tx_id
-            .map(|id| Bytes::copy_from_slice(&id))
-            .unwrap_or_default(),
+        data: Default::default(),
         log: o.log.clone(),
-        info: o.code.name().to_string(),
+        info: String::new(),
         gas_wanted: 0,
         gas_used: 0,
-        events,
+        events: o.events.iter().map(event).collect(),
         codespace: codespace(o.code),
     }
 }

@@ -87,12 +87,7 @@ fn check_response(o: &TxOutcome) -> response::CheckTx {
     }
     response::CheckTx {
         code: o.code.value().into(),
-        data: o
-            .tx_id
-            .map(|id| Bytes::copy_from_slice(&id))
-            .unwrap_or_default(),
         log: o.log.clone(),
-        info: o.code.name().to_string(),
         gas_wanted: 1,
         codespace: codespace(o.code),
         ..Default::default()
