@@ -87,24 +87,6 @@ impl CometRpc {
         Ok((height, app_hash, network))
     }
 
-    /// The raw txs of the block at `height`.
-    pub async fn block_txs(&self, height: u64) -> anyhow::Result<Vec<Vec<u8>>> {
-        let r = self
-            .call("block", json!({ "height": height.to_string() }))
-            .await?;
-        let txs = r["block"]["data"]["txs"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        txs.iter()
-            .map(|t| {
-                base64::engine::general_purpose::STANDARD
-                    .decode(t.as_str().unwrap_or_default())
-                    .map_err(anyhow::Error::from)
-            })
-            .collect()
-    }
-
     /// Any JSON-RPC method, for tests and tools.
     pub async fn raw(&self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.call(method, params).await

@@ -12,7 +12,7 @@ use super::sigcache::SigCache;
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::Params;
 use crate::store::ChainStore;
-use crate::tx::{verify::verify_all, DecodedTx, TxError};
+use crate::tx::{DecodedTx, TxError};
 
 /// New tx, or a recheck after a commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,28 +78,19 @@ impl Mempool {
     pub fn check_batch(&self, items: &[(&[u8], CheckKind)]) -> Vec<TxOutcome> {
         let decoded: Vec<Result<DecodedTx, TxOutcome>> =
             items.iter().map(|(raw, _)| self.decode(raw)).collect();
-        let mut bad_sig = vec![false; items.len()];
-        {
-            let mut slots = Vec::new();
-            let mut pending = Vec::new();
-            for (i, (d, (_, kind))) in decoded.iter().zip(items).enumerate() {
-                // A recheck sees the exact bytes admitted earlier, whose signature verified then.
-                if let Ok(tx) = d {
-                    if *kind == CheckKind::New && !self.sigs.contains(&tx.id, &tx.signature) {
-                        slots.push(i);
-                        pending.push(tx);
-                    }
-                }
-            }
-            let results = verify_all(&pending);
-            for ((slot, ok), tx) in slots.into_iter().zip(results).zip(pending) {
-                if ok {
-                    self.sigs.insert(&tx.id, &tx.signature);
-                } else if let Some(b) = bad_sig.get_mut(slot) {
-                    *b = true;
-                }
-            }
-        }
+        // A recheck sees the exact bytes admitted earlier, whose signature verified then.
+        let to_check: Vec<Option<&DecodedTx>> = decoded
+            .iter()
+            .zip(items)
+            .map(|(d, (_, kind))| d.as_ref().ok().filter(|_| *kind == CheckKind::New))
+            .collect();
+        let bad_sig: Vec<bool> = self
+            .sigs
+            .verify(&to_check)
+            .into_iter()
+            .zip(&to_check)
+            .map(|(ok, t)| t.is_some() && !ok)
+            .collect();
         decoded
             .into_iter()
             .zip(bad_sig)

@@ -28,7 +28,7 @@ use thiserror::Error;
 
 use crate::keyspaces::params::{Params, ParamsRead};
 use crate::store::{ChainStore, Overlay, PendingCommit, PruneConfig, StoreError};
-use crate::tx::{verify::verify_all, DecodedTx, TxError};
+use crate::tx::{DecodedTx, TxError};
 
 /// The app version reported in Info.
 pub const APP_VERSION: u64 = 1;
@@ -111,9 +111,6 @@ impl App {
             mempool.set_chain(info.chain_id.clone(), p.clone());
         }
         let notifier = Arc::new(CommitNotifier::default());
-        if let Some(h) = info.height {
-            notifier.committed(h, &[]);
-        }
         let evidence_age = store.meta_u64(crate::store::cf::meta::EVIDENCE_AGE)?;
         Ok(App {
             evidence_age,
@@ -141,12 +138,6 @@ impl App {
         &self.chain_id
     }
 
-    /// Last committed height (0 before and right after genesis) and app hash.
-    pub fn info(&self) -> Result<(u64, Vec<u8>), AppError> {
-        let info = self.store.commit_info()?;
-        Ok((info.height.unwrap_or(0), info.app_hash))
-    }
-
     /// InitChain: writes genesis as version 0 and persists it at once. Safe
     /// to repeat while no block has been committed.
     ///
@@ -170,7 +161,6 @@ impl App {
         self.params = Some(state.params.clone());
         self.pending = None;
         self.mempool.set_chain(chain_id.to_string(), state.params);
-        self.notifier.committed(0, &[]);
         Ok(app_hash)
     }
 
@@ -198,26 +188,8 @@ impl App {
             .par_iter()
             .map(|t| DecodedTx::decode(t.as_ref(), params))
             .collect();
-        let mut sig_ok = vec![false; decoded.len()];
-        let mut to_verify = Vec::new();
-        let mut slots = Vec::new();
-        for (i, d) in decoded.iter().enumerate() {
-            if let Ok(tx) = d {
-                if self.sigs.contains(&tx.id, &tx.signature) {
-                    sig_ok[i] = true;
-                } else {
-                    to_verify.push(tx);
-                    slots.push(i);
-                }
-            }
-        }
-        let results = verify_all(&to_verify);
-        for ((slot, ok), tx) in slots.into_iter().zip(results).zip(&to_verify) {
-            sig_ok[slot] = ok;
-            if ok {
-                self.sigs.insert(&tx.id, &tx.signature);
-            }
-        }
+        let refs: Vec<Option<&DecodedTx>> = decoded.iter().map(|d| d.as_ref().ok()).collect();
+        let sig_ok = self.sigs.verify(&refs);
         (decoded, sig_ok)
     }
 

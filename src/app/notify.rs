@@ -1,10 +1,9 @@
-//! Tells waiters when their tx is committed, and publishes the committed
-//! height to whoever watches it (gRPC `BroadcastAndWait`, workers).
+//! Tells waiters (gRPC `BroadcastAndWait`) when their tx is committed.
 
 use std::collections::HashMap;
 
 use parking_lot::Mutex;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 
 use super::outcome::TxOutcome;
 
@@ -20,18 +19,9 @@ pub const MAX_WAITERS: usize = 50_000;
 /// Clients that may wait on one tx id at once.
 pub const MAX_WAITERS_PER_TX: usize = 16;
 
+#[derive(Default)]
 pub struct CommitNotifier {
     waiters: Mutex<HashMap<[u8; 32], Vec<oneshot::Sender<Committed>>>>,
-    height: watch::Sender<u64>,
-}
-
-impl Default for CommitNotifier {
-    fn default() -> Self {
-        CommitNotifier {
-            waiters: Mutex::new(HashMap::new()),
-            height: watch::channel(0).0,
-        }
-    }
 }
 
 impl CommitNotifier {
@@ -64,27 +54,18 @@ impl CommitNotifier {
 
     /// Called after a height is durably committed.
     pub fn committed(&self, height: u64, outcomes: &[TxOutcome]) {
-        {
-            let mut w = self.waiters.lock();
-            if !w.is_empty() {
-                for o in outcomes {
-                    let Some(id) = o.tx_id else { continue };
-                    if let Some(list) = w.remove(&id) {
-                        for s in list {
-                            let _ = s.send(Committed {
-                                height,
-                                outcome: o.clone(),
-                            });
-                        }
-                    }
-                }
+        let mut w = self.waiters.lock();
+        if w.is_empty() {
+            return;
+        }
+        for o in outcomes {
+            let Some(id) = o.tx_id else { continue };
+            for s in w.remove(&id).unwrap_or_default() {
+                let _ = s.send(Committed {
+                    height,
+                    outcome: o.clone(),
+                });
             }
         }
-        self.height.send_replace(height);
-    }
-
-    /// A receiver of the latest committed height.
-    pub fn subscribe_height(&self) -> watch::Receiver<u64> {
-        self.height.subscribe()
     }
 }

@@ -8,6 +8,8 @@ use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
+use crate::tx::{verify::verify_all, DecodedTx};
+
 /// How many entries are kept before the set is cleared.
 const CAPACITY: usize = 200_000;
 
@@ -34,5 +36,30 @@ impl SigCache {
             set.clear();
         }
         set.insert(entry(tx_id, sig));
+    }
+
+    /// Whether each tx's signature verifies: cache hits are taken as they
+    /// are, the rest are batch-verified and the good ones cached. `None`
+    /// (nothing to check) comes back `false`.
+    pub fn verify(&self, txs: &[Option<&DecodedTx>]) -> Vec<bool> {
+        let mut ok = vec![false; txs.len()];
+        let mut slots = Vec::new();
+        let mut pending = Vec::new();
+        for (i, t) in txs.iter().enumerate() {
+            let Some(tx) = t else { continue };
+            if self.contains(&tx.id, &tx.signature) {
+                ok[i] = true;
+            } else {
+                slots.push(i);
+                pending.push(*tx);
+            }
+        }
+        for ((slot, good), tx) in slots.into_iter().zip(verify_all(&pending)).zip(pending) {
+            if good {
+                self.insert(&tx.id, &tx.signature);
+                ok[slot] = true;
+            }
+        }
+        ok
     }
 }

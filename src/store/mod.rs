@@ -112,14 +112,7 @@ impl ChainStore {
 
     /// A node-local meta number written by [`Self::put_meta_u64`].
     pub fn meta_u64(&self, key: &[u8]) -> Result<Option<u64>, StoreError> {
-        match self.meta_raw(key)? {
-            None => Ok(None),
-            Some(raw) => raw
-                .as_slice()
-                .try_into()
-                .map(|a: [u8; 8]| Some(u64::from_be_bytes(a)))
-                .map_err(|_| StoreError::corrupt(key, "not 8 bytes")),
-        }
+        self.view().meta_u64(key)
     }
 
     /// A consistent view of the latest commit (one RocksDB snapshot).

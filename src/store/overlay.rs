@@ -20,10 +20,6 @@ impl Changes {
         self.state.extend(newer.state);
         self.index.extend(newer.index);
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.state.is_empty() && self.index.is_empty()
-    }
 }
 
 /// A layer of pending writes over a readable base.
@@ -63,10 +59,6 @@ impl<S: StateRead> Overlay<S> {
     /// Merges a child overlay's changes into this one.
     pub fn apply(&mut self, child: Changes) {
         self.changes.merge(child);
-    }
-
-    pub fn base(&self) -> &S {
-        &self.base
     }
 }
 

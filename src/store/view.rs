@@ -28,7 +28,8 @@ impl<'a> View<'a> {
         Ok(self.snap.get_cf(handle(self.db, cf_name), key)?)
     }
 
-    fn meta_u64(&self, key: &[u8]) -> Result<Option<u64>, StoreError> {
+    /// A meta number (8 bytes, big-endian).
+    pub fn meta_u64(&self, key: &[u8]) -> Result<Option<u64>, StoreError> {
         match self.get(cf::META, key)? {
             None => Ok(None),
             Some(raw) => {
@@ -68,16 +69,6 @@ impl<'a> View<'a> {
         limit: usize,
     ) -> Result<Rows, StoreError> {
         self.list(cf::STATE, prefix, start_after, limit)
-    }
-
-    /// Index entries under `prefix`, as [`Self::prefix_list`].
-    pub fn index_list(
-        &self,
-        prefix: &[u8],
-        start_after: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Rows, StoreError> {
-        self.list(cf::INDEX, prefix, start_after, limit)
     }
 
     fn list(
