@@ -80,7 +80,7 @@ async fn concurrent_check_tx_admits_one_accounts_txs_in_nonce_order() {
     let store = stave::store::ChainStore::open(dir.path()).unwrap();
     let mut app = stave::app::App::load(store, stave::app::AppConfig::default()).unwrap();
     app.init_chain(CHAIN, 0, b"{}", &[]).unwrap();
-    let mut svc = MempoolService::new(app.mempool());
+    let (mut svc, checker) = MempoolService::spawn_with_handle(app.mempool());
     // Half the txs have their signature cached already (fast precheck), half
     // not (slow precheck): the fast ones must still wait for their turn.
     let txs: Vec<_> = (0..64u64)
@@ -105,4 +105,7 @@ async fn concurrent_check_tx_admits_one_accounts_txs_in_nonce_order() {
         let MempoolResponse::CheckTx(r) = r.unwrap();
         assert!(r.code.is_ok(), "tx {n} refused: {}", r.log);
     }
+    // Close the store before the process exits: RocksDB must not outlive main.
+    drop((svc, app));
+    checker.join().unwrap();
 }

@@ -17,10 +17,6 @@ use crate::store::ChainStore;
 #[derive(Clone)]
 pub struct InfoService {
     pub store: ChainStore,
-    /// Not reset here: CometBFT's public `/abci_info` sends the same Info as
-    /// the handshake, and a reset mid-recheck would evict valid txs. After a
-    /// CometBFT-only restart, the next Commit rebuilds the view.
-    pub mempool: Option<std::sync::Arc<crate::app::Mempool>>,
 }
 
 fn info(store: &ChainStore) -> response::Info {
@@ -54,12 +50,10 @@ impl Service<InfoRequest> for InfoService {
 
     fn call(&mut self, req: InfoRequest) -> Self::Future {
         let store = self.store.clone();
-        let mempool = self.mempool.clone();
         Box::pin(async move {
             let resp = match req {
                 InfoRequest::Echo(e) => InfoResponse::Echo(response::Echo { message: e.message }),
                 InfoRequest::Info(_) => {
-                    let _ = mempool;
                     match tokio::task::spawn_blocking(move || info(&store)).await {
                         Ok(i) => InfoResponse::Info(i),
                         Err(e) => {

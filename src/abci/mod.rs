@@ -34,10 +34,7 @@ pub async fn serve(app: App, listen: &str) -> anyhow::Result<()> {
         .info(
             ServiceBuilder::new()
                 .buffer(1_000)
-                .service(info::InfoService {
-                    store,
-                    mempool: Some(mempool.clone()),
-                }),
+                .service(info::InfoService { store }),
         )
         .snapshot(snapshot::SnapshotService)
         .finish()

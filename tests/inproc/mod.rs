@@ -56,8 +56,24 @@ pub struct Node {
     consensus: Option<Consensus>,
     actor: Option<std::thread::JoinHandle<()>>,
     checker: Option<std::thread::JoinHandle<()>>,
-    mempool: MempoolService,
+    mempool: Option<MempoolService>,
     info: InfoService,
+}
+
+/// Closes the services and joins their threads, so the store is closed
+/// before the next open and before the process exits (RocksDB must not
+/// outlive `main`).
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.consensus.take();
+        self.mempool.take();
+        for h in [self.actor.take(), self.checker.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = h.join();
+        }
+    }
 }
 
 impl Node {
@@ -71,7 +87,6 @@ impl Node {
         let (mempool, checker) = MempoolService::spawn_with_handle(app.mempool());
         let info = InfoService {
             store: store.clone(),
-            mempool: Some(app.mempool()),
         };
         let (consensus, actor) = Consensus::spawn_with_handle(app);
         Node {
@@ -81,26 +96,13 @@ impl Node {
             consensus: Some(consensus),
             actor: Some(actor),
             checker: Some(checker),
-            mempool,
+            mempool: Some(mempool),
         }
     }
 
     /// Stops the node as a crash would: whatever was not committed is gone.
     pub fn shutdown(self) -> PathBuf {
-        let Node {
-            path,
-            consensus,
-            actor,
-            checker,
-            mempool,
-            info,
-            store,
-        } = self;
-        drop((consensus, mempool, info, store));
-        for h in [actor, checker].into_iter().flatten() {
-            h.join().expect("service thread");
-        }
-        path
+        self.path.clone() // Drop closes the services and joins their threads
     }
 
     async fn consensus(&mut self, req: ConsensusRequest) -> ConsensusResponse {
@@ -236,7 +238,7 @@ impl Node {
         } else {
             request::CheckTxKind::New
         };
-        let svc = &mut self.mempool;
+        let svc = self.mempool.as_mut().expect("running");
         match svc
             .ready()
             .await
