@@ -7,6 +7,7 @@
 //! [`crate::tx::Action`] and one arm in [`crate::app::dispatch`].
 
 pub mod accounts;
+pub mod casbin;
 mod ctx;
 pub mod kv;
 pub mod params;

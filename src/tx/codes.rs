@@ -4,7 +4,9 @@
 /// The codespace reported with every non-zero code.
 pub const CODESPACE: &str = "stave";
 
-/// One code per kind of failure.
+/// One code per kind of failure. Ranges by area: 0–99 the envelope and
+/// generic kinds; 100–199 content and rights; 200–299 governance; 300–399 KV
+/// tokens and kvdb; 400–499 the local store and peer service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u32)]
 pub enum Code {
