@@ -18,6 +18,15 @@ pub struct CheckResult {
     pub hash: String,
 }
 
+/// A tx CometBFT has committed, as its `tx` RPC reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedTx {
+    pub height: u64,
+    pub code: u32,
+    pub codespace: String,
+    pub log: String,
+}
+
 /// A minimal CometBFT JSON-RPC client over HTTP.
 #[derive(Clone)]
 pub struct CometRpc {
@@ -85,6 +94,29 @@ impl CometRpc {
             .unwrap_or_default()
             .to_string();
         Ok((height, app_hash, network))
+    }
+
+    /// A committed tx by its CometBFT hash (sha256 of the tx bytes), through
+    /// the node's tx indexer: `Ok(None)` when the node does not know it.
+    pub async fn committed_tx(&self, tx: &[u8]) -> anyhow::Result<Option<CommittedTx>> {
+        use sha2::Digest;
+        let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(tx));
+        let r = match self
+            .call("tx", json!({ "hash": hash, "prove": false }))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) if format!("{e:#}").contains("not found") => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let height = r["height"].as_str().unwrap_or("0").parse().unwrap_or(0);
+        let res = &r["tx_result"];
+        Ok((height > 0).then(|| CommittedTx {
+            height,
+            code: res["code"].as_u64().unwrap_or(0) as u32,
+            codespace: res["codespace"].as_str().unwrap_or_default().to_string(),
+            log: res["log"].as_str().unwrap_or_default().to_string(),
+        }))
     }
 
     /// Any JSON-RPC method, for tests and tools.

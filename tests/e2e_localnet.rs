@@ -728,7 +728,7 @@ async fn step_6_bad_txs_are_rejected_and_change_nothing(
     let raw = kv_set_tx(&acct.key, &chain, nonce, &k, &v);
     let w =
         c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
-            tx: raw,
+            tx: raw.clone(),
             timeout_ms: TX_COMMIT_TIMEOUT_MS,
         })
         .await
@@ -737,6 +737,22 @@ async fn step_6_bad_txs_are_rejected_and_change_nothing(
     if !(w.committed && w.code == 0 && w.check.as_ref().map(|c| c.code) == Some(0)) {
         net.fail(&format!(
             "a valid tx with nonce {nonce} after the rejects did not commit: {w:?}"
+        ));
+    }
+    // A client retrying the committed tx gets its commit back at once, from
+    // CometBFT's tx index (waiting could never see it: it committed already).
+    let again =
+        c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
+            tx: raw,
+            timeout_ms: 60_000,
+        })
+        .await
+        .expect("BroadcastAndWait retry")
+        .into_inner();
+    if !(again.committed && again.height == w.height && again.code == 0) {
+        net.fail(&format!(
+            "retrying a committed tx did not report its commit at height {}: {again:?}",
+            w.height
         ));
     }
     accts[0].next_nonce += 1;

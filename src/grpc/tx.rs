@@ -124,6 +124,20 @@ impl TxService for TxServiceImpl {
             check: Some(check.clone()),
             ..Default::default()
         };
+        // A retry of a tx that is already in the cache or already committed
+        // (its nonce is spent): answer from CometBFT's tx index if it is there.
+        let retry =
+            check.code == crate::tx::Code::Nonce.value() || check.log.contains("already exists");
+        if retry {
+            if let Ok(Some(c)) = self.comet.committed_tx(&req.tx).await {
+                resp.committed = true;
+                resp.height = c.height;
+                resp.code = c.code;
+                resp.codespace = c.codespace;
+                resp.log = c.log;
+                return Ok(Response::new(resp));
+            }
+        }
         let Some(rx) = guard
             .as_mut()
             .and_then(|g| g.rx.take())
