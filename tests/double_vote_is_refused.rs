@@ -22,15 +22,7 @@ async fn a_second_vote_in_the_same_election_is_refused() {
         );
     }
     assert_eq!(state_dump_but_accounts(&c.node.store), before);
-    let e = c
-        .view(110)
-        .unwrap()
-        .record
-        .unwrap()
-        .governance
-        .unwrap()
-        .election
-        .unwrap();
+    let e = c.election(110);
     assert_eq!(e.votes.len(), 1);
 }
 

@@ -78,15 +78,7 @@ async fn candidate_that_leaves_is_removed_without_any_update() {
     );
     // A REMOVED validator may apply again: a new election, round 2.
     assert_eq!(c.code(110, apply(110)).await, 0);
-    let e = c
-        .view(110)
-        .unwrap()
-        .record
-        .unwrap()
-        .governance
-        .unwrap()
-        .election
-        .unwrap();
+    let e = c.election(110);
     assert_eq!((e.round, e.votes.len()), (2, 0));
 }
 

@@ -49,15 +49,7 @@ async fn a_third_against_keeps_the_validator_and_a_new_round_can_open() {
             .await,
         0
     );
-    let e = c
-        .view(subject)
-        .unwrap()
-        .record
-        .unwrap()
-        .governance
-        .unwrap()
-        .election
-        .unwrap();
+    let e = c.election(subject);
     assert_eq!((e.round, e.status), (1, 3), "round 1 FAILED");
     assert_eq!(c.status(subject), "ACTIVE");
     // The next REMOVE vote opens round 2, where op 0 may vote again.
@@ -66,14 +58,6 @@ async fn a_third_against_keeps_the_validator_and_a_new_round_can_open() {
             .await,
         0
     );
-    let e = c
-        .view(subject)
-        .unwrap()
-        .record
-        .unwrap()
-        .governance
-        .unwrap()
-        .election
-        .unwrap();
+    let e = c.election(subject);
     assert_eq!((e.round, e.status, e.votes.len()), (2, 1, 1));
 }

@@ -135,6 +135,12 @@ impl Chain {
         query::get(&self.node.store.view(), &pubkey(op)).unwrap()
     }
 
+    /// The latest election about `op`.
+    pub fn election(&self, op: u8) -> pb::Election {
+        let r = self.view(op).unwrap().record.unwrap();
+        r.governance.unwrap().election.unwrap()
+    }
+
     pub fn status(&self, op: u8) -> String {
         self.view(op).map(|v| v.status).unwrap_or_default()
     }
