@@ -129,6 +129,9 @@ impl CometRpc {
 pub struct StaveClient {
     pub tx: TxServiceClient<tonic::transport::Channel>,
     pub query: QueryServiceClient<tonic::transport::Channel>,
+    pub governance: crate::proto::governance::governance_service_client::GovernanceServiceClient<
+        tonic::transport::Channel,
+    >,
 }
 
 impl StaveClient {
@@ -146,7 +149,11 @@ impl StaveClient {
             .map_err(|e| anyhow::anyhow!("connecting to {url}: {e}"))?;
         Ok(StaveClient {
             tx: TxServiceClient::new(channel.clone()),
-            query: QueryServiceClient::new(channel),
+            query: QueryServiceClient::new(channel.clone()),
+            governance:
+                crate::proto::governance::governance_service_client::GovernanceServiceClient::new(
+                    channel,
+                ),
         })
     }
 }

@@ -26,6 +26,11 @@ pub mod stave {
             tonic::include_proto!("stave.genesis.v1");
         }
     }
+    pub mod governance {
+        pub mod v1 {
+            tonic::include_proto!("stave.governance.v1");
+        }
+    }
     pub mod query {
         pub mod v1 {
             tonic::include_proto!("stave.query.v1");
@@ -37,6 +42,8 @@ pub mod stave {
 pub use self::stave::accounts::v1 as accounts;
 /// `stave.genesis.v1`: consensus params and genesis validators.
 pub use self::stave::genesis::v1 as genesis;
+/// `stave.governance.v1`: validator elections, updates and governance params.
+pub use self::stave::governance::v1 as governance;
 /// `stave.kv.v1`: kv actions and the stored entry.
 pub use self::stave::kv::v1 as kv;
 /// `stave.query.v1`: the query gRPC service.

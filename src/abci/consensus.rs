@@ -151,9 +151,9 @@ fn finalize(
     }
     tracing::debug!(height = out.height, txs = out.txs.len(), app_hash = %hex::encode(out.app_hash), "finalized");
     Ok(ConsensusResponse::FinalizeBlock(response::FinalizeBlock {
-        events: vec![],
+        events: out.events.iter().map(convert::event).collect(),
         tx_results: out.txs.iter().map(convert::exec_result).collect(),
-        validator_updates: vec![],
+        validator_updates: convert::validator_updates(&out.validator_updates),
         consensus_param_updates: None,
         app_hash: app_hash(&out.app_hash),
     }))

@@ -34,3 +34,19 @@ pub fn exec_result(o: &TxOutcome) -> ExecTxResult {
         codespace: codespace(o.code),
     }
 }
+
+/// Validator updates as CometBFT takes them. Keys and powers were checked
+/// when they entered state; one that would not convert is a node fault
+/// (`expect`), since dropping it silently would fork this node's view of
+/// the set from the others'.
+pub fn validator_updates(updates: &[([u8; 32], u64)]) -> Vec<tendermint::validator::Update> {
+    updates
+        .iter()
+        .map(|(key, power)| tendermint::validator::Update {
+            pub_key: tendermint::PublicKey::from_raw_ed25519(key)
+                .expect("consensus keys are checked ed25519 keys when they enter state"),
+            power: tendermint::vote::Power::try_from(*power)
+                .expect("powers are capped below CometBFT's limit by the governance params"),
+        })
+        .collect()
+}

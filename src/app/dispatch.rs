@@ -14,5 +14,8 @@ pub fn dispatch<S: StateWrite>(
     match action {
         Action::KvSet(a) => a.execute(state, ctx),
         Action::KvDelete(a) => a.execute(state, ctx),
+        Action::ApplyValidator(a) => a.execute(state, ctx),
+        Action::VoteValidator(a) => a.execute(state, ctx),
+        Action::LeaveValidator(a) => a.execute(state, ctx),
     }
 }

@@ -75,6 +75,7 @@ fn execute<S: StateRead>(
 
     let mut ctx = TxContext {
         height: env.height,
+        chain_id: env.chain_id.to_string(),
         time_ns: env.time_ns,
         signer: tx.signer,
         tx_id: tx.id,

@@ -119,6 +119,7 @@ impl AppState {
                 },
             );
         }
+        let mut records = Vec::with_capacity(self.validators.len());
         for v in &self.validators {
             let (operator, record) = v.to_record().map_err(GenesisError::Validator)?;
             let key = crate::keyspaces::validators::validator_key(&operator);
@@ -129,7 +130,10 @@ impl AppState {
                 });
             }
             state.put_validator(&operator, &record);
+            records.push((operator, record));
         }
+        crate::keyspaces::validators::genesis_bookkeeping(&mut state, &records)
+            .map_err(GenesisError::Validator)?;
         Ok(state.into_changes())
     }
 }

@@ -47,6 +47,8 @@ pub enum AppError {
     NothingToCommit,
     #[error("no genesis: InitChain has not run")]
     NoGenesis,
+    #[error("end of block: {0}")]
+    EndBlock(String),
 }
 
 /// Node-local settings of the app (from `stave.toml`, never consensus).
@@ -226,6 +228,11 @@ impl App {
         for (d, ok) in decoded.iter().zip(sig_ok) {
             outcomes.push(execute_tx(&mut block, &env, d.as_ref(), ok)?);
         }
+        let end = crate::keyspaces::validators::end_block(&mut block, height, &params.governance)
+            .map_err(|e| match e {
+            TxError::Store(s) => AppError::Store(s),
+            other => AppError::EndBlock(other.to_string()),
+        })?;
         let changes = block.into_changes();
         let t_exec = t0.elapsed();
         let commit = self.store.prepare(height, time_ns, changes)?;
@@ -246,6 +253,8 @@ impl App {
             height,
             app_hash,
             txs: outcomes,
+            validator_updates: end.updates,
+            events: end.events,
         })
     }
 

@@ -82,4 +82,8 @@ pub struct BlockOutcome {
     pub height: u64,
     pub app_hash: [u8; 32],
     pub txs: Vec<TxOutcome>,
+    /// CometBFT validator updates: (ed25519 consensus key, power).
+    pub validator_updates: Vec<([u8; 32], u64)>,
+    /// Events of the block itself (end of block), not of one tx.
+    pub events: Vec<Event>,
 }

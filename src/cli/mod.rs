@@ -3,6 +3,7 @@
 //! `--output json` prints JSON.
 
 mod genesis;
+mod governance;
 mod init;
 mod keys;
 pub mod loadtest;

@@ -25,6 +25,9 @@ pub enum QueryCmd {
     /// kv reads.
     #[command(subcommand)]
     Kv(KvQuery),
+    /// Governance reads: validator, validators, validator-set.
+    #[command(flatten)]
+    Governance(super::governance::GovernanceQuery),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -78,6 +81,7 @@ fn show(bytes: &[u8], hex_mode: bool) -> String {
 
 pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
+        QueryCmd::Governance(q) => super::governance::run_query(q, out).await?,
         QueryCmd::Status { node } => {
             let s = StaveClient::connect(&node)
                 .await?

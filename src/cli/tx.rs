@@ -38,6 +38,9 @@ pub enum TxCmd {
     /// kv actions.
     #[command(subcommand)]
     Kv(KvTx),
+    /// Validator governance, signed with a node home's operator key.
+    #[command(subcommand)]
+    Validator(super::governance::ValidatorTx),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -68,6 +71,7 @@ pub fn arg_bytes(s: &str, hex_mode: bool) -> anyhow::Result<Vec<u8>> {
 
 pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
     let (action, opts) = match cmd {
+        TxCmd::Validator(v) => return super::governance::run_tx(v, out).await,
         TxCmd::Kv(KvTx::Set { key, value, opts }) => (
             Action::KvSet(KvSet {
                 key: arg_bytes(&key, opts.hex)?,
@@ -88,6 +92,16 @@ pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
 /// Signs `actions` with `--from` and submits them.
 pub async fn submit(actions: Vec<Action>, opts: &TxOpts, out: Output) -> anyhow::Result<()> {
     let key = keys::load(&opts.keyring_dir, &opts.from)?;
+    submit_as(&key, actions, opts, out).await
+}
+
+/// Signs `actions` with `key` (ignoring `--from`) and submits them.
+pub async fn submit_as(
+    key: &ed25519_dalek::SigningKey,
+    actions: Vec<Action>,
+    opts: &TxOpts,
+    out: Output,
+) -> anyhow::Result<()> {
     let mut client = StaveClient::connect(&opts.node).await?;
     let status = client.query.status(StatusRequest {}).await?.into_inner();
     let nonce = match opts.nonce {
@@ -102,7 +116,7 @@ pub async fn submit(actions: Vec<Action>, opts: &TxOpts, out: Output) -> anyhow:
                 .nonce
         }
     };
-    let raw = sign_tx(&key, &status.chain_id, nonce, actions, &opts.memo);
+    let raw = sign_tx(key, &status.chain_id, nonce, actions, &opts.memo);
     let result = if opts.no_wait {
         let r = client
             .tx

@@ -34,6 +34,8 @@ impl Event {
 #[derive(Debug, Clone)]
 pub struct TxContext {
     pub height: u64,
+    /// The chain id (proofs of possession name it).
+    pub chain_id: String,
     /// Block time, unix nanoseconds.
     pub time_ns: i64,
     pub signer: [u8; 32],

@@ -4,6 +4,7 @@
 use super::TxError;
 use crate::keyspaces::kv::{KvDelete, KvSet};
 use crate::keyspaces::params::Params;
+use crate::keyspaces::validators::{ApplyValidator, LeaveValidator, VoteValidator};
 use crate::proto::tx as pb;
 
 /// Every action a tx can carry. Dispatch over it is one exhaustive `match`
@@ -12,6 +13,9 @@ use crate::proto::tx as pb;
 pub enum Action {
     KvSet(KvSet),
     KvDelete(KvDelete),
+    ApplyValidator(ApplyValidator),
+    VoteValidator(VoteValidator),
+    LeaveValidator(LeaveValidator),
 }
 
 impl Action {
@@ -20,6 +24,9 @@ impl Action {
         match self {
             Action::KvSet(a) => a.check_stateless(params),
             Action::KvDelete(a) => a.check_stateless(params),
+            Action::ApplyValidator(a) => a.check_stateless(params),
+            Action::VoteValidator(a) => a.check_stateless(params),
+            Action::LeaveValidator(a) => a.check_stateless(params),
         }
     }
 
@@ -28,6 +35,9 @@ impl Action {
         match self {
             Action::KvSet(_) => "kv.set",
             Action::KvDelete(_) => "kv.delete",
+            Action::ApplyValidator(_) => "validator.apply",
+            Action::VoteValidator(_) => "validator.vote",
+            Action::LeaveValidator(_) => "validator.leave",
         }
     }
 }
@@ -38,6 +48,9 @@ impl TryFrom<pb::Action> for Action {
         match a.kind.ok_or("action has no kind")? {
             pb::action::Kind::KvSet(s) => Ok(Action::KvSet(s.into())),
             pb::action::Kind::KvDelete(d) => Ok(Action::KvDelete(d.into())),
+            pb::action::Kind::ApplyValidator(a) => Ok(Action::ApplyValidator(a.try_into()?)),
+            pb::action::Kind::VoteValidator(v) => Ok(Action::VoteValidator(v.try_into()?)),
+            pb::action::Kind::LeaveValidator(l) => Ok(Action::LeaveValidator(l.into())),
         }
     }
 }
@@ -47,6 +60,9 @@ impl From<Action> for pb::Action {
         let kind = match a {
             Action::KvSet(s) => pb::action::Kind::KvSet(s.into()),
             Action::KvDelete(d) => pb::action::Kind::KvDelete(d.into()),
+            Action::ApplyValidator(a) => pb::action::Kind::ApplyValidator(a.into()),
+            Action::VoteValidator(v) => pb::action::Kind::VoteValidator(v.into()),
+            Action::LeaveValidator(l) => pb::action::Kind::LeaveValidator(l.into()),
         };
         pb::Action { kind: Some(kind) }
     }

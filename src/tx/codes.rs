@@ -43,6 +43,28 @@ pub enum Code {
     MempoolPolicy = 15,
     /// The node is not ready (no genesis yet).
     NotReady = 16,
+    /// Governance: the signer is not an ACTIVE validator (vote, resolve).
+    NotValidator = 200,
+    /// Governance: the voter already voted in this election.
+    DoubleVote = 201,
+    /// Governance: the election is decided, or there is none to vote in.
+    ElectionClosed = 202,
+    /// Governance: the signer is not a takedown authority of the owning group.
+    NotTakedownAuthority = 203,
+    /// Governance: the signer is not an OWNER of the content.
+    NotContentOwner = 204,
+    /// Governance: not an ISO 3166-1 alpha-2 country code.
+    UnknownJurisdiction = 205,
+    /// Governance: an X25519 key of the wrong length or of low order.
+    BadX25519Key = 206,
+    /// Governance: the consensus key's proof of possession does not verify.
+    BadProofOfPossession = 207,
+    /// Governance: the consensus key belongs to another validator record.
+    ConsensusKeyInUse = 208,
+    /// Governance: no such transition from the record's current status.
+    InvalidTransition = 209,
+    /// Governance: a cap from `params.governance` would be exceeded.
+    GovernanceCap = 210,
 }
 
 impl Code {
@@ -70,11 +92,22 @@ impl Code {
             Code::MemoTooLarge => "MEMO_TOO_LARGE",
             Code::MempoolPolicy => "MEMPOOL_POLICY",
             Code::NotReady => "NOT_READY",
+            Code::NotValidator => "NOT_VALIDATOR",
+            Code::DoubleVote => "DOUBLE_VOTE",
+            Code::ElectionClosed => "ELECTION_CLOSED",
+            Code::NotTakedownAuthority => "NOT_TAKEDOWN_AUTHORITY",
+            Code::NotContentOwner => "NOT_CONTENT_OWNER",
+            Code::UnknownJurisdiction => "UNKNOWN_JURISDICTION",
+            Code::BadX25519Key => "BAD_X25519_KEY",
+            Code::BadProofOfPossession => "BAD_PROOF_OF_POSSESSION",
+            Code::ConsensusKeyInUse => "CONSENSUS_KEY_IN_USE",
+            Code::InvalidTransition => "INVALID_TRANSITION",
+            Code::GovernanceCap => "GOVERNANCE_CAP",
         }
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 28] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -92,6 +125,17 @@ impl Code {
         Code::MemoTooLarge,
         Code::MempoolPolicy,
         Code::NotReady,
+        Code::NotValidator,
+        Code::DoubleVote,
+        Code::ElectionClosed,
+        Code::NotTakedownAuthority,
+        Code::NotContentOwner,
+        Code::UnknownJurisdiction,
+        Code::BadX25519Key,
+        Code::BadProofOfPossession,
+        Code::ConsensusKeyInUse,
+        Code::InvalidTransition,
+        Code::GovernanceCap,
     ];
 }
 

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod governance;
+
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -116,6 +118,22 @@ impl Node {
     }
 
     pub async fn init_chain(&mut self, app_state: serde_json::Value) -> Vec<u8> {
+        self.init_chain_with(app_state, vec![]).await
+    }
+
+    /// InitChain naming CometBFT's genesis validators (consensus key, power).
+    pub async fn init_chain_with(
+        &mut self,
+        app_state: serde_json::Value,
+        validators: Vec<([u8; 32], u64)>,
+    ) -> Vec<u8> {
+        let validators = validators
+            .into_iter()
+            .map(|(k, p)| tendermint::validator::Update {
+                pub_key: tendermint::PublicKey::from_raw_ed25519(&k).unwrap(),
+                power: p.try_into().unwrap(),
+            })
+            .collect();
         let req = request::InitChain {
             time: block_time(0),
             chain_id: CHAIN.into(),
@@ -138,7 +156,7 @@ impl Node {
                 version: None,
                 abci: Default::default(),
             },
-            validators: vec![],
+            validators,
             app_state_bytes: Bytes::from(serde_json::to_vec(&app_state).unwrap()),
             initial_height: 1u32.into(),
         };
@@ -293,8 +311,22 @@ pub fn default_genesis() -> serde_json::Value {
 /// "nothing changed" assertions.
 pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut all = Vec::new();
-    for prefix in [&b"accounts/"[..], b"kv/", b"params/", b"validators/"] {
+    for prefix in [
+        &b"accounts/"[..],
+        b"kv/",
+        b"params/",
+        b"validators/",
+        b"validator_meta/",
+    ] {
         all.extend(store.prefix_list(prefix, None, usize::MAX).unwrap());
     }
     all
+}
+
+/// [`state_dump`] without `accounts/` (which a refused tx's nonce changes).
+pub fn state_dump_but_accounts(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
+    state_dump(store)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(b"accounts/"))
+        .collect()
 }

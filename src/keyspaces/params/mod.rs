@@ -10,6 +10,7 @@ pub use state::{ParamsRead, ParamsWrite};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::keyspaces::validators::GovernanceParams;
 use crate::proto::genesis as pb;
 
 /// Consensus parameters (domain type of `stave.genesis.v1.Params`).
@@ -22,6 +23,9 @@ pub struct Params {
     pub max_kv_key_bytes: u32,
     pub max_kv_value_bytes: u32,
     pub max_stored_bytes_per_account: u64,
+    /// Governance: elections, unbonding, validator caps.
+    #[serde(default)]
+    pub governance: GovernanceParams,
 }
 
 impl Default for Params {
@@ -33,6 +37,7 @@ impl Default for Params {
             max_kv_key_bytes: 256,
             max_kv_value_bytes: 64 * 1024,
             max_stored_bytes_per_account: 64 * 1024 * 1024,
+            governance: GovernanceParams::default(),
         }
     }
 }
@@ -46,7 +51,7 @@ impl Params {
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
-        Ok(())
+        self.governance.validate()
     }
 }
 
@@ -59,6 +64,7 @@ impl From<&Params> for pb::Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            governance: Some((&p.governance).into()),
         }
     }
 }
@@ -73,6 +79,10 @@ impl TryFrom<pb::Params> for Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            governance: p
+                .governance
+                .ok_or("params have no governance section")?
+                .into(),
         };
         params.validate()?;
         Ok(params)

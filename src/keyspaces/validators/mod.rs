@@ -1,19 +1,104 @@
-//! The `validators/` keyspace. This foundation stores the genesis validators
-//! (`ACTIVE`), each named by its operator key, with its consensus key,
-//! X25519 key and peer address; elections come with the governance keyspaces.
+//! The `validators/` keyspace: validators named by their operator key, each
+//! with its consensus key, X25519 key, peer address, jurisdictions and
+//! identity. Genesis validators start `ACTIVE`; others apply
+//! (`ApplyValidator` → `CANDIDATE`), are admitted or removed by election
+//! (`VoteValidator`), and leave (`LeaveValidator` → `UNBONDING` → `REMOVED`).
+//! End of block turns status changes into CometBFT validator updates
+//! ([`end_block`], [`updates::plan`]).
 
+pub mod actions;
+pub mod election;
+mod end_block;
+mod error;
+mod jurisdiction;
 mod keys;
+mod lifecycle;
+mod params;
+pub mod query;
 mod state;
+mod status;
+pub mod updates;
 
-pub use keys::{validator_key, validators_prefix};
+pub use actions::{pop_message, ApplyValidator, LeaveValidator, VoteValidator};
+pub use end_block::{end_block, EndBlock};
+pub use error::GovError;
+pub use jurisdiction::is_jurisdiction;
+pub use keys::{
+    by_consensus_key, comet_set_key, queue_key, totals_key, validator_key, validator_meta_prefix,
+    validators_prefix,
+};
+pub use params::GovernanceParams;
 pub use state::{ValidatorsRead, ValidatorsWrite};
+pub use status::{next_status, transition, ValidatorEvent, ValidatorStatus};
 
 use serde::{Deserialize, Serialize};
 
+use crate::keyspaces::TxContext;
 use crate::proto::genesis as pb;
+use crate::proto::governance as gpb;
+use crate::store::StateWrite;
+use crate::tx::TxError;
 
 /// `ValidatorRecord.status` of an active validator.
 pub const STATUS_ACTIVE: u32 = 1;
+
+/// Moves a record to `next` inside a tx (see `lifecycle::enter`).
+pub(crate) fn apply_status<S: StateWrite>(
+    state: &mut S,
+    ctx: &mut TxContext,
+    op: &[u8; 32],
+    record: &mut pb::ValidatorRecord,
+    next: ValidatorStatus,
+) -> Result<(), TxError> {
+    let params = ctx.params.governance.clone();
+    let at = lifecycle::At {
+        height: ctx.height,
+        params: &params,
+        events: &mut ctx.events,
+    };
+    lifecycle::enter(state, at, op, record, next)
+}
+
+/// Writes the genesis bookkeeping for the genesis validator records: the
+/// totals, CometBFT's set (in force from height 1) and the consensus-key
+/// index. Consensus keys must be unique.
+pub fn genesis_bookkeeping<S: StateWrite>(
+    state: &mut S,
+    records: &[([u8; 32], pb::ValidatorRecord)],
+) -> Result<(), String> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let mut totals = gpb::ValidatorTotals::default();
+    let mut set = std::collections::BTreeMap::new();
+    for (op, r) in records {
+        let v = r
+            .validator
+            .as_ref()
+            .ok_or("validator record without keys")?;
+        let ck = <[u8; 32]>::try_from(v.consensus_key.as_slice())
+            .map_err(|_| format!("consensus key of {} is not 32 bytes", hex::encode(op)))?;
+        if set.insert(ck, v.power).is_some() {
+            return Err(format!("consensus key {} named twice", hex::encode(ck)));
+        }
+        state.put_validator_by_consensus(&ck, op);
+        totals.records += 1;
+        totals.active_count += 1;
+        totals.active_power = totals.active_power.saturating_add(v.power);
+    }
+    state.put_validator_totals(&totals);
+    state.put_comet_set(&gpb::CometSet {
+        members: set
+            .into_iter()
+            .map(|(k, power)| gpb::CometMember {
+                consensus_key: k.to_vec(),
+                power,
+                effective_height: 1,
+            })
+            .collect(),
+    });
+    Ok(())
+}
 
 /// A validator as genesis names it (hex fields in JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,7 +120,7 @@ pub struct GenesisValidator {
 /// Whether a Diffie-Hellman with `public` yields a contributory secret.
 /// Every clamped scalar is a multiple of the cofactor, so any fixed secret
 /// maps all low-order points to zero.
-fn x25519_contributory(public: &[u8; 32]) -> bool {
+pub(crate) fn x25519_contributory(public: &[u8; 32]) -> bool {
     let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
     probe
         .diffie_hellman(&x25519_dalek::PublicKey::from(*public))
@@ -79,6 +164,7 @@ impl GenesisValidator {
             }),
             status: STATUS_ACTIVE,
             admitted_height: 0,
+            governance: None,
         };
         Ok((operator, record))
     }

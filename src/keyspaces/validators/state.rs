@@ -1,20 +1,71 @@
-//! Typed access to validator records.
+//! Typed access to validator records and the validator bookkeeping.
 
 use prost::Message;
 
-use super::keys::validator_key;
+use super::keys::{by_consensus_key, comet_set_key, queue_key, totals_key, validator_key};
+use super::status::ValidatorStatus;
 use crate::proto::genesis as pb;
+use crate::proto::governance as gpb;
 use crate::store::{StateRead, StateWrite, StoreError};
+
+fn decode<M: Message + Default>(key: &[u8], raw: Option<Vec<u8>>) -> Result<Option<M>, StoreError> {
+    match raw {
+        None => Ok(None),
+        Some(raw) => M::decode(raw.as_slice())
+            .map(Some)
+            .map_err(|e| StoreError::corrupt(key, e)),
+    }
+}
 
 pub trait ValidatorsRead: StateRead {
     fn validator(&self, operator: &[u8; 32]) -> Result<Option<pb::ValidatorRecord>, StoreError> {
         let key = validator_key(operator);
-        match self.get_raw(&key)? {
+        decode(&key, self.get_raw(&key)?)
+    }
+
+    /// The record's status; a stored number outside the enum is corruption.
+    fn validator_status(&self, operator: &[u8; 32]) -> Result<Option<ValidatorStatus>, StoreError> {
+        match self.validator(operator)? {
             None => Ok(None),
-            Some(raw) => pb::ValidatorRecord::decode(raw.as_slice())
+            Some(r) => ValidatorStatus::try_from(r.status)
                 .map(Some)
-                .map_err(|e| StoreError::corrupt(&key, e)),
+                .map_err(|v| StoreError::corrupt(&validator_key(operator), format!("status {v}"))),
         }
+    }
+
+    /// The voting power of `operator` if it is ACTIVE, else 0.
+    fn active_power(&self, operator: &[u8]) -> Result<u64, StoreError> {
+        let Ok(op) = <[u8; 32]>::try_from(operator) else {
+            return Ok(0);
+        };
+        Ok(match self.validator(&op)? {
+            Some(r) if r.status == ValidatorStatus::Active as u32 => {
+                r.validator.map_or(0, |v| v.power)
+            }
+            _ => 0,
+        })
+    }
+
+    /// The operator whose record holds `consensus` (index space).
+    fn validator_by_consensus(&self, consensus: &[u8; 32]) -> Result<Option<[u8; 32]>, StoreError> {
+        Ok(self
+            .get_index_raw(&by_consensus_key(consensus))?
+            .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok()))
+    }
+
+    fn validator_totals(&self) -> Result<gpb::ValidatorTotals, StoreError> {
+        let key = totals_key();
+        Ok(decode(&key, self.get_raw(&key)?)?.unwrap_or_default())
+    }
+
+    fn comet_set(&self) -> Result<gpb::CometSet, StoreError> {
+        let key = comet_set_key();
+        Ok(decode(&key, self.get_raw(&key)?)?.unwrap_or_default())
+    }
+
+    fn update_queue(&self) -> Result<gpb::UpdateQueue, StoreError> {
+        let key = queue_key();
+        Ok(decode(&key, self.get_raw(&key)?)?.unwrap_or_default())
     }
 }
 impl<T: StateRead + ?Sized> ValidatorsRead for T {}
@@ -22,6 +73,37 @@ impl<T: StateRead + ?Sized> ValidatorsRead for T {}
 pub trait ValidatorsWrite: StateWrite {
     fn put_validator(&mut self, operator: &[u8; 32], record: &pb::ValidatorRecord) {
         self.put_raw(validator_key(operator), record.encode_to_vec());
+    }
+    fn put_validator_by_consensus(&mut self, consensus: &[u8; 32], operator: &[u8; 32]) {
+        self.put_index_raw(by_consensus_key(consensus), operator.to_vec());
+    }
+    fn delete_validator_by_consensus(&mut self, consensus: &[u8; 32]) {
+        self.delete_index_raw(by_consensus_key(consensus));
+    }
+    fn put_validator_totals(&mut self, t: &gpb::ValidatorTotals) {
+        self.put_raw(totals_key(), t.encode_to_vec());
+    }
+    fn put_comet_set(&mut self, s: &gpb::CometSet) {
+        self.put_raw(comet_set_key(), s.encode_to_vec());
+    }
+    fn put_update_queue(&mut self, q: &gpb::UpdateQueue) {
+        self.put_raw(queue_key(), q.encode_to_vec());
+    }
+    /// Appends a wanted power for `consensus` to the update queue.
+    fn enqueue_update(
+        &mut self,
+        consensus: &[u8; 32],
+        power: u64,
+        height: u64,
+    ) -> Result<(), StoreError> {
+        let mut q = self.update_queue()?;
+        q.updates.push(gpb::QueuedUpdate {
+            consensus_key: consensus.to_vec(),
+            power,
+            queued_at: height,
+        });
+        self.put_update_queue(&q);
+        Ok(())
     }
 }
 impl<T: StateWrite + ?Sized> ValidatorsWrite for T {}

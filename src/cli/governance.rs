@@ -1,0 +1,272 @@
+//! `stave tx validator …` and `stave query validator(s)|validator-set`:
+//! validator governance from a node operator's home. Txs are signed with the
+//! home's operator key; `apply` also proves possession of the CometBFT
+//! consensus key in `--comet-home`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use base64::Engine;
+use ed25519_dalek::{Signer, SigningKey};
+use serde_json::{json, Value};
+
+use super::tx::{submit_as, TxOpts};
+use super::Output;
+use crate::client::StaveClient;
+use crate::config::Home;
+use crate::keyspaces::validators::{pop_message, ApplyValidator, LeaveValidator, VoteValidator};
+use crate::proto::governance as pb;
+use crate::proto::query::StatusRequest;
+use crate::tx::Action;
+
+const DEFAULT_NODE: &str = "http://127.0.0.1:9090";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct OperatorOpts {
+    /// The Stave home whose operator key signs.
+    #[arg(long, env = "STAVE_HOME")]
+    pub home: PathBuf,
+    /// The node's gRPC endpoint.
+    #[arg(long, default_value = DEFAULT_NODE)]
+    pub node: String,
+    /// Return after CheckTx instead of waiting for the commit.
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ValidatorTx {
+    /// Apply to become a validator (CANDIDATE until elected).
+    Apply {
+        /// The CometBFT home whose priv_validator_key.json is the consensus key.
+        #[arg(long)]
+        comet_home: PathBuf,
+        /// host:port of this node's peer gRPC service.
+        #[arg(long)]
+        address: String,
+        /// ISO 3166-1 alpha-2 code; repeat for several.
+        #[arg(long = "jurisdiction", required = true)]
+        jurisdictions: Vec<String>,
+        #[arg(long, default_value = "")]
+        identity: String,
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
+    /// Vote in the election about SUBJECT (hex operator key).
+    Vote {
+        subject: String,
+        /// Vote on removing SUBJECT instead of admitting it.
+        #[arg(long)]
+        remove: bool,
+        /// Vote against.
+        #[arg(long)]
+        reject: bool,
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
+    /// Leave: ACTIVE → UNBONDING → REMOVED; a CANDIDATE withdraws.
+    Leave {
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
+}
+
+/// The ed25519 key of a CometBFT `priv_validator_key.json`.
+pub fn comet_consensus_key(comet_home: &Path) -> anyhow::Result<SigningKey> {
+    let path = comet_home.join("config/priv_validator_key.json");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let b64 = v["priv_key"]["value"]
+        .as_str()
+        .with_context(|| format!("{}: no priv_key.value", path.display()))?;
+    let raw = base64::engine::general_purpose::STANDARD.decode(b64)?;
+    anyhow::ensure!(
+        raw.len() == 64,
+        "{}: priv_key is {} bytes, expected 64",
+        path.display(),
+        raw.len()
+    );
+    let mut seed = [0u8; 32];
+    seed.copy_from_slice(&raw[..32]);
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+fn hex32(s: &str) -> anyhow::Result<[u8; 32]> {
+    let v = hex::decode(s).with_context(|| format!("{s:?} is not hex"))?;
+    <[u8; 32]>::try_from(v.as_slice()).map_err(|_| anyhow::anyhow!("{s:?} is not 32 bytes"))
+}
+
+fn tx_opts(o: &OperatorOpts) -> TxOpts {
+    TxOpts {
+        from: String::new(),
+        node: o.node.clone(),
+        keyring_dir: String::new(),
+        no_wait: o.no_wait,
+        nonce: None,
+        memo: String::new(),
+        hex: false,
+    }
+}
+
+pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
+    let (action, opts) = match cmd {
+        ValidatorTx::Apply {
+            comet_home,
+            address,
+            jurisdictions,
+            identity,
+            opts,
+        } => (
+            apply_action(&opts, &comet_home, address, jurisdictions, identity).await?,
+            opts,
+        ),
+        ValidatorTx::Vote {
+            subject,
+            remove,
+            reject,
+            opts,
+        } => {
+            let kind = if remove {
+                pb::ElectionKind::Remove
+            } else {
+                pb::ElectionKind::Admit
+            };
+            let v = VoteValidator {
+                subject: hex32(&subject)?,
+                kind,
+                approve: !reject,
+            };
+            (Action::VoteValidator(v), opts)
+        }
+        ValidatorTx::Leave { opts } => (Action::LeaveValidator(LeaveValidator), opts),
+    };
+    let home = Home::new(opts.home.clone());
+    let key = crate::keyfile::load_ed25519(&home.operator_key())?;
+    submit_as(&key, vec![action], &tx_opts(&opts), out).await
+}
+
+async fn apply_action(
+    opts: &OperatorOpts,
+    comet_home: &Path,
+    address: String,
+    jurisdictions: Vec<String>,
+    identity: String,
+) -> anyhow::Result<Action> {
+    let home = Home::new(opts.home.clone());
+    let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
+    let x25519 = crate::keyfile::load_x25519(&home.x25519_key())?;
+    let consensus = comet_consensus_key(comet_home)?;
+    let mut client = StaveClient::connect(&opts.node).await?;
+    let chain_id = client
+        .query
+        .status(StatusRequest {})
+        .await?
+        .into_inner()
+        .chain_id;
+    let pop = consensus.sign(&pop_message(
+        &chain_id,
+        &operator.verifying_key().to_bytes(),
+    ));
+    Ok(Action::ApplyValidator(ApplyValidator {
+        consensus_key: consensus.verifying_key().to_bytes(),
+        consensus_key_signature: pop.to_bytes(),
+        x25519_key: x25519_dalek::PublicKey::from(&x25519).as_bytes().to_vec(),
+        address,
+        jurisdictions,
+        identity,
+    }))
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum GovernanceQuery {
+    /// One validator (hex operator key) with its pending effect.
+    Validator {
+        operator: String,
+        #[arg(long, default_value = DEFAULT_NODE)]
+        node: String,
+    },
+    /// Every validator record.
+    Validators {
+        #[arg(long, default_value = DEFAULT_NODE)]
+        node: String,
+    },
+    /// CometBFT's set as Stave's updates made it, and the queued updates.
+    ValidatorSet {
+        #[arg(long, default_value = DEFAULT_NODE)]
+        node: String,
+    },
+}
+
+fn view_json(v: &pb::ValidatorView) -> Value {
+    let r = v.record.clone().unwrap_or_default();
+    let k = r.validator.unwrap_or_default();
+    let g = r.governance.unwrap_or_default();
+    let e = g.election.unwrap_or_default();
+    json!({
+        "operator_key": hex::encode(k.operator_key),
+        "consensus_key": hex::encode(k.consensus_key),
+        "status": v.status,
+        "power": k.power,
+        "address": k.address,
+        "jurisdictions": g.jurisdictions,
+        "identity": g.identity,
+        "admitted_height": r.admitted_height,
+        "unbonding_until": g.unbonding_until,
+        "election": { "kind": crate::keyspaces::validators::election::kind_name(e.kind),
+            "round": e.round, "status": crate::keyspaces::validators::election::status_name(e.status),
+            "votes": e.votes.len() },
+        "comet_power": v.comet_power,
+        "comet_effective_height": v.comet_effective_height,
+        "queued_powers": v.queued_powers,
+    })
+}
+
+pub async fn run_query(q: GovernanceQuery, out: Output) -> anyhow::Result<()> {
+    let node = match &q {
+        GovernanceQuery::Validator { node, .. }
+        | GovernanceQuery::Validators { node }
+        | GovernanceQuery::ValidatorSet { node } => node.clone(),
+    };
+    let mut c = StaveClient::connect(&node).await?;
+    let v = match q {
+        GovernanceQuery::Validator { operator, .. } => {
+            let r = c
+                .governance
+                .validator(pb::ValidatorRequest {
+                    operator_key: hex32(&operator)?.to_vec(),
+                })
+                .await?
+                .into_inner();
+            anyhow::ensure!(r.found, "no validator {operator}");
+            json!({ "height": r.height, "validator": r.validator.as_ref().map(view_json) })
+        }
+        GovernanceQuery::Validators { .. } => {
+            let r = c
+                .governance
+                .validators(pb::ValidatorsRequest::default())
+                .await?
+                .into_inner();
+            json!({ "height": r.height, "validators": r.validators.iter().map(view_json).collect::<Vec<_>>() })
+        }
+        GovernanceQuery::ValidatorSet { .. } => {
+            let r = c
+                .governance
+                .validator_set(pb::ValidatorSetRequest {})
+                .await?
+                .into_inner();
+            let set = r.set.unwrap_or_default();
+            let queue = r.queue.unwrap_or_default();
+            let t = r.totals.unwrap_or_default();
+            json!({
+                "height": r.height,
+                "set": set.members.iter().map(|m| json!({"consensus_key": hex::encode(&m.consensus_key), "power": m.power, "effective_height": m.effective_height})).collect::<Vec<_>>(),
+                "queue": queue.updates.iter().map(|u| json!({"consensus_key": hex::encode(&u.consensus_key), "power": u.power, "queued_at": u.queued_at})).collect::<Vec<_>>(),
+                "active_power": t.active_power, "active_count": t.active_count, "records": t.records,
+            })
+        }
+    };
+    out.print(&v);
+    Ok(())
+}

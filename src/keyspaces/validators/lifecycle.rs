@@ -1,0 +1,111 @@
+//! The effects of entering a status: totals, the unbonding list, the
+//! update queue and the events. Shared by the handlers and end of block.
+
+use super::actions::key32;
+use super::status::ValidatorStatus;
+use super::{GovError, GovernanceParams, ValidatorsRead, ValidatorsWrite};
+use crate::keyspaces::Event;
+use crate::proto::genesis as gen;
+use crate::proto::governance as pb;
+use crate::store::StateWrite;
+use crate::tx::TxError;
+
+/// Where a status change happens.
+pub(crate) struct At<'a> {
+    pub height: u64,
+    pub params: &'a GovernanceParams,
+    pub events: &'a mut Vec<Event>,
+}
+
+fn last_active(op: &[u8; 32], action: &'static str) -> GovError {
+    GovError::InvalidTransition {
+        subject: hex::encode(op),
+        from: "the last ACTIVE validator",
+        action,
+    }
+}
+
+/// Moves `record` (of `op`) to `next`, keeping the totals and the update
+/// queue in step. The caller stores the record.
+pub(crate) fn enter<S: StateWrite>(
+    state: &mut S,
+    at: At<'_>,
+    op: &[u8; 32],
+    record: &mut gen::ValidatorRecord,
+    next: ValidatorStatus,
+) -> Result<(), TxError> {
+    let from = record.status;
+    let power = record.validator.as_ref().map_or(0, |v| v.power);
+    let consensus = key32(
+        "consensus key",
+        record
+            .validator
+            .as_ref()
+            .map_or(&[][..], |v| v.consensus_key.as_slice()),
+    )?;
+    let mut totals = state.validator_totals()?;
+    let gov = record
+        .governance
+        .get_or_insert_with(pb::ValidatorGovernance::default);
+    let was_active = from == ValidatorStatus::Active as u32;
+    let mut event = Event::new(match next {
+        ValidatorStatus::Active => "validator.admitted",
+        ValidatorStatus::Unbonding => "validator.unbonding",
+        ValidatorStatus::Removed => "validator.removed",
+        ValidatorStatus::Candidate => "validator.applied",
+    })
+    .indexed("operator", hex::encode(op))
+    .indexed("consensus_key", hex::encode(consensus));
+    if was_active {
+        if totals.active_count <= 1 {
+            return Err(last_active(op, "leaving").into());
+        }
+        totals.active_count -= 1;
+        totals.active_power = totals.active_power.saturating_sub(power);
+    }
+    match next {
+        ValidatorStatus::Active => {
+            let limit = at.params.max_active_validators;
+            if totals.active_count >= limit {
+                return Err(GovError::Cap {
+                    what: "active validators",
+                    got: u64::from(totals.active_count) + 1,
+                    limit: u64::from(limit),
+                }
+                .into());
+            }
+            totals.active_count += 1;
+            totals.active_power = totals.active_power.saturating_add(power);
+            record.admitted_height = at.height;
+            state.enqueue_update(&consensus, power, at.height)?;
+            event = event.plain("power", power.to_string());
+        }
+        ValidatorStatus::Unbonding => {
+            let until = at.height.saturating_add(at.params.unbonding_blocks);
+            gov.unbonding_until = until;
+            let entry = pb::Unbonding {
+                until,
+                operator_key: op.to_vec(),
+            };
+            let pos = totals
+                .unbonding
+                .partition_point(|u| (u.until, &u.operator_key) <= (until, &entry.operator_key));
+            totals.unbonding.insert(pos, entry);
+            event = event.plain("until", until.to_string());
+        }
+        ValidatorStatus::Removed => {
+            gov.removed_at = at.height;
+            // Only a validator that reached CometBFT's set leaves it.
+            if was_active || from == ValidatorStatus::Unbonding as u32 {
+                state.enqueue_update(&consensus, 0, at.height)?;
+            }
+            let from_name = ValidatorStatus::try_from(from).map_or("?", ValidatorStatus::name);
+            event = event.plain("from", from_name);
+        }
+        ValidatorStatus::Candidate => {}
+    }
+    record.status = next as u32;
+    state.put_validator_totals(&totals);
+    at.events.push(event.plain("height", at.height.to_string()));
+    Ok(())
+}

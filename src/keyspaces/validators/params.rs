@@ -1,0 +1,97 @@
+//! `params.governance`: the consensus parameters of elections, unbonding
+//! and the validator caps.
+
+use serde::{Deserialize, Serialize};
+
+use crate::proto::governance as pb;
+
+/// Governance parameters (domain type of `stave.governance.v1.GovernanceParams`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GovernanceParams {
+    /// Voting power an elected validator gets.
+    pub elected_validator_power: u64,
+    /// Blocks from `LeaveValidator` to REMOVED.
+    pub unbonding_blocks: u64,
+    /// Validator records of any status.
+    pub max_validator_records: u32,
+    /// ACTIVE validators.
+    pub max_active_validators: u32,
+    pub max_jurisdictions: u32,
+    pub max_identity_bytes: u32,
+    pub max_address_bytes: u32,
+}
+
+impl Default for GovernanceParams {
+    fn default() -> Self {
+        GovernanceParams {
+            elected_validator_power: 10,
+            unbonding_blocks: 10,
+            max_validator_records: 200,
+            max_active_validators: 100,
+            max_jurisdictions: 32,
+            max_identity_bytes: 256,
+            max_address_bytes: 256,
+        }
+    }
+}
+
+/// CometBFT's limit on total voting power (`MaxTotalVotingPower`, i64::MAX / 8).
+pub const MAX_TOTAL_POWER: u64 = (i64::MAX / 8) as u64;
+
+impl GovernanceParams {
+    /// Rejects parameters no network could run with.
+    pub fn validate(&self) -> Result<(), String> {
+        let g = self;
+        if g.elected_validator_power == 0 || g.unbonding_blocks == 0 {
+            return Err(format!(
+                "governance: elected_validator_power ({}) and unbonding_blocks ({}) must be positive",
+                g.elected_validator_power, g.unbonding_blocks
+            ));
+        }
+        if g.max_active_validators == 0 || g.max_validator_records < g.max_active_validators {
+            return Err(format!(
+                "governance: need 0 < max_active_validators ({}) <= max_validator_records ({})",
+                g.max_active_validators, g.max_validator_records
+            ));
+        }
+        let most = g
+            .elected_validator_power
+            .checked_mul(u64::from(g.max_active_validators));
+        if most.is_none_or(|p| p > MAX_TOTAL_POWER / 2) {
+            return Err(format!(
+                "governance: elected_validator_power {} x {} validators overflows CometBFT's power limit",
+                g.elected_validator_power, g.max_active_validators
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl From<&GovernanceParams> for pb::GovernanceParams {
+    fn from(g: &GovernanceParams) -> Self {
+        pb::GovernanceParams {
+            elected_validator_power: g.elected_validator_power,
+            unbonding_blocks: g.unbonding_blocks,
+            max_validator_records: g.max_validator_records,
+            max_active_validators: g.max_active_validators,
+            max_jurisdictions: g.max_jurisdictions,
+            max_identity_bytes: g.max_identity_bytes,
+            max_address_bytes: g.max_address_bytes,
+        }
+    }
+}
+
+impl From<pb::GovernanceParams> for GovernanceParams {
+    fn from(g: pb::GovernanceParams) -> Self {
+        GovernanceParams {
+            elected_validator_power: g.elected_validator_power,
+            unbonding_blocks: g.unbonding_blocks,
+            max_validator_records: g.max_validator_records,
+            max_active_validators: g.max_active_validators,
+            max_jurisdictions: g.max_jurisdictions,
+            max_identity_bytes: g.max_identity_bytes,
+            max_address_bytes: g.max_address_bytes,
+        }
+    }
+}
