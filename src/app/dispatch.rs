@@ -17,5 +17,11 @@ pub fn dispatch<S: StateWrite>(
         Action::ApplyValidator(a) => a.execute(state, ctx),
         Action::VoteValidator(a) => a.execute(state, ctx),
         Action::LeaveValidator(a) => a.execute(state, ctx),
+        Action::UploadComplete(a) => a.execute(state, ctx),
+        Action::PublishRelease(a) => a.execute(state, ctx),
+        Action::GrantEntitlement(a) => a.execute(state, ctx),
+        Action::RevokeEntitlement(a) => a.execute(state, ctx),
+        Action::SetPolicy(a) => a.execute(state, ctx),
+        Action::RecordGrant(a) => a.execute(state, ctx),
     }
 }

@@ -75,10 +75,11 @@ fn execute<S: StateRead>(
 
     let mut ctx = TxContext {
         height: env.height,
-        chain_id: env.chain_id.to_string(),
         time_ns: env.time_ns,
         signer: tx.signer,
         tx_id: tx.id,
+        chain_id: env.chain_id.to_string(),
+        signature: tx.signature,
         params: env.params.clone(),
         events: Vec::new(),
     };

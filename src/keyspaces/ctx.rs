@@ -34,12 +34,15 @@ impl Event {
 #[derive(Debug, Clone)]
 pub struct TxContext {
     pub height: u64,
-    /// The chain id (proofs of possession name it).
-    pub chain_id: String,
     /// Block time, unix nanoseconds.
     pub time_ns: i64,
     pub signer: [u8; 32],
     pub tx_id: [u8; 32],
+    /// The chain the tx was signed for (content manifests and validator
+    /// proofs of possession name it too).
+    pub chain_id: String,
+    /// The tx's ed25519 signature (a release records it).
+    pub signature: [u8; 64],
     pub params: crate::keyspaces::params::Params,
     pub events: Vec<Event>,
 }

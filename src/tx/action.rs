@@ -2,8 +2,13 @@
 //! `Action` oneof. A missing oneof is an error, never a default.
 
 use super::TxError;
+use crate::keyspaces::entitlements::{GrantEntitlement, RevokeEntitlement};
+use crate::keyspaces::grants::RecordGrant;
 use crate::keyspaces::kv::{KvDelete, KvSet};
 use crate::keyspaces::params::Params;
+use crate::keyspaces::policies::SetPolicy;
+use crate::keyspaces::releases::PublishRelease;
+use crate::keyspaces::uploads::UploadComplete;
 use crate::keyspaces::validators::{ApplyValidator, LeaveValidator, VoteValidator};
 use crate::proto::tx as pb;
 
@@ -16,6 +21,12 @@ pub enum Action {
     ApplyValidator(ApplyValidator),
     VoteValidator(VoteValidator),
     LeaveValidator(LeaveValidator),
+    UploadComplete(UploadComplete),
+    PublishRelease(PublishRelease),
+    GrantEntitlement(GrantEntitlement),
+    RevokeEntitlement(RevokeEntitlement),
+    SetPolicy(SetPolicy),
+    RecordGrant(RecordGrant),
 }
 
 impl Action {
@@ -27,6 +38,12 @@ impl Action {
             Action::ApplyValidator(a) => a.check_stateless(params),
             Action::VoteValidator(a) => a.check_stateless(params),
             Action::LeaveValidator(a) => a.check_stateless(params),
+            Action::UploadComplete(a) => a.check_stateless(params),
+            Action::PublishRelease(a) => a.check_stateless(params),
+            Action::GrantEntitlement(a) => a.check_stateless(params),
+            Action::RevokeEntitlement(a) => a.check_stateless(params),
+            Action::SetPolicy(a) => a.check_stateless(params),
+            Action::RecordGrant(a) => a.check_stateless(params),
         }
     }
 
@@ -38,6 +55,12 @@ impl Action {
             Action::ApplyValidator(_) => "validator.apply",
             Action::VoteValidator(_) => "validator.vote",
             Action::LeaveValidator(_) => "validator.leave",
+            Action::UploadComplete(_) => "rights.upload_complete",
+            Action::PublishRelease(_) => "rights.publish_release",
+            Action::GrantEntitlement(_) => "rights.grant_entitlement",
+            Action::RevokeEntitlement(_) => "rights.revoke_entitlement",
+            Action::SetPolicy(_) => "rights.set_policy",
+            Action::RecordGrant(_) => "rights.record_grant",
         }
     }
 }
@@ -51,6 +74,12 @@ impl TryFrom<pb::Action> for Action {
             pb::action::Kind::ApplyValidator(a) => Ok(Action::ApplyValidator(a.try_into()?)),
             pb::action::Kind::VoteValidator(v) => Ok(Action::VoteValidator(v.try_into()?)),
             pb::action::Kind::LeaveValidator(l) => Ok(Action::LeaveValidator(l.into())),
+            pb::action::Kind::UploadComplete(a) => Ok(Action::UploadComplete(a.try_into()?)),
+            pb::action::Kind::PublishRelease(a) => Ok(Action::PublishRelease(a.try_into()?)),
+            pb::action::Kind::GrantEntitlement(a) => Ok(Action::GrantEntitlement(a.try_into()?)),
+            pb::action::Kind::RevokeEntitlement(a) => Ok(Action::RevokeEntitlement(a.into())),
+            pb::action::Kind::SetPolicy(a) => Ok(Action::SetPolicy(a.try_into()?)),
+            pb::action::Kind::RecordGrant(a) => Ok(Action::RecordGrant(a.into())),
         }
     }
 }
@@ -63,6 +92,12 @@ impl From<Action> for pb::Action {
             Action::ApplyValidator(a) => pb::action::Kind::ApplyValidator(a.into()),
             Action::VoteValidator(v) => pb::action::Kind::VoteValidator(v.into()),
             Action::LeaveValidator(l) => pb::action::Kind::LeaveValidator(l.into()),
+            Action::UploadComplete(a) => pb::action::Kind::UploadComplete(a.into()),
+            Action::PublishRelease(a) => pb::action::Kind::PublishRelease(a.into()),
+            Action::GrantEntitlement(a) => pb::action::Kind::GrantEntitlement(a.into()),
+            Action::RevokeEntitlement(a) => pb::action::Kind::RevokeEntitlement(a.into()),
+            Action::SetPolicy(a) => pb::action::Kind::SetPolicy(a.into()),
+            Action::RecordGrant(a) => pb::action::Kind::RecordGrant(a.into()),
         };
         pb::Action { kind: Some(kind) }
     }

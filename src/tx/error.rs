@@ -51,6 +51,9 @@ pub enum TxError {
     /// A governance rule refused the action (codes 200–299).
     #[error(transparent)]
     Governance(#[from] crate::keyspaces::validators::GovError),
+    /// A content or rights rule (codes 100-199).
+    #[error(transparent)]
+    Rights(#[from] crate::keyspaces::rights::RightsError),
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
     Store(#[from] StoreError),
@@ -76,6 +79,7 @@ impl TxError {
             TxError::MempoolPolicy(_) => Code::MempoolPolicy,
             TxError::NotReady(_) => Code::NotReady,
             TxError::Governance(g) => g.code(),
+            TxError::Rights(e) => e.code(),
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

@@ -101,7 +101,7 @@ impl Chain {
     pub async fn start(node: Node, n: u8, governance: serde_json::Value) -> Chain {
         let mut node = node;
         let (state, comet) = genesis(n, governance);
-        node.init_chain_with(state, comet).await;
+        node.init_chain_with_validators(state, comet).await;
         Chain {
             node,
             height: 0,

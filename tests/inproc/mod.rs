@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod governance;
+pub mod rights;
 
 use std::path::{Path, PathBuf};
 
@@ -118,20 +119,20 @@ impl Node {
     }
 
     pub async fn init_chain(&mut self, app_state: serde_json::Value) -> Vec<u8> {
-        self.init_chain_with(app_state, vec![]).await
+        self.init_chain_with_validators(app_state, vec![]).await
     }
 
-    /// InitChain naming CometBFT's genesis validators (consensus key, power).
-    pub async fn init_chain_with(
+    /// InitChain with CometBFT's genesis validators (ed25519 consensus key, power).
+    pub async fn init_chain_with_validators(
         &mut self,
         app_state: serde_json::Value,
         validators: Vec<([u8; 32], u64)>,
     ) -> Vec<u8> {
         let validators = validators
             .into_iter()
-            .map(|(k, p)| tendermint::validator::Update {
+            .map(|(k, power)| tendermint::validator::Update {
                 pub_key: tendermint::PublicKey::from_raw_ed25519(&k).unwrap(),
-                power: p.try_into().unwrap(),
+                power: power.try_into().unwrap(),
             })
             .collect();
         let req = request::InitChain {
@@ -317,6 +318,13 @@ pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
         b"params/",
         b"validators/",
         b"validator_meta/",
+        b"uploads/",
+        b"deks/",
+        b"releases/",
+        b"entitlements/",
+        b"entitlement_owners/",
+        b"policies/",
+        b"grants/",
     ] {
         all.extend(store.prefix_list(prefix, None, usize::MAX).unwrap());
     }

@@ -26,6 +26,9 @@ pub struct Params {
     /// Governance: elections, unbonding, validator caps.
     #[serde(default)]
     pub governance: GovernanceParams,
+    /// Caps of the content and rights keyspaces.
+    #[serde(default)]
+    pub rights: crate::keyspaces::rights::RightsParams,
 }
 
 impl Default for Params {
@@ -38,6 +41,7 @@ impl Default for Params {
             max_kv_value_bytes: 64 * 1024,
             max_stored_bytes_per_account: 64 * 1024 * 1024,
             governance: GovernanceParams::default(),
+            rights: Default::default(),
         }
     }
 }
@@ -51,6 +55,7 @@ impl Params {
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
+        self.rights.validate()?;
         self.governance.validate()
     }
 }
@@ -65,6 +70,7 @@ impl From<&Params> for pb::Params {
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
             governance: Some((&p.governance).into()),
+            rights: Some((&p.rights).into()),
         }
     }
 }
@@ -83,6 +89,7 @@ impl TryFrom<pb::Params> for Params {
                 .governance
                 .ok_or("params have no governance section")?
                 .into(),
+            rights: p.rights.ok_or("params.rights is missing")?.try_into()?,
         };
         params.validate()?;
         Ok(params)
