@@ -14,5 +14,9 @@ pub fn dispatch<S: StateWrite>(
     match action {
         Action::KvSet(a) => a.execute(state, ctx),
         Action::KvDelete(a) => a.execute(state, ctx),
+        Action::KvTokenCreate(a) => a.execute(state, ctx),
+        Action::KvTokenUpdate(a) => a.execute(state, ctx),
+        Action::KvTokenDelete(a) => a.execute(state, ctx),
+        Action::Kvdb(a) => a.execute(state, ctx),
     }
 }

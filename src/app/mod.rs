@@ -226,6 +226,7 @@ impl App {
         for (d, ok) in decoded.iter().zip(sig_ok) {
             outcomes.push(execute_tx(&mut block, &env, d.as_ref(), ok)?);
         }
+        crate::keyspaces::kv::end_block(&mut block, time_ns, &params)?;
         let changes = block.into_changes();
         let t_exec = t0.elapsed();
         let commit = self.store.prepare(height, time_ns, changes)?;

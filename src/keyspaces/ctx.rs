@@ -38,6 +38,10 @@ pub struct TxContext {
     pub time_ns: i64,
     pub signer: [u8; 32],
     pub tx_id: [u8; 32],
+    /// The chain the tx names (checked before any action runs).
+    pub chain_id: String,
+    /// The position of the running action in the tx (ids derive from it).
+    pub action_index: u32,
     pub params: crate::keyspaces::params::Params,
     pub events: Vec<Event>,
 }

@@ -2,7 +2,9 @@
 //! `Action` oneof. A missing oneof is an error, never a default.
 
 use super::TxError;
-use crate::keyspaces::kv::{KvDelete, KvSet};
+use crate::keyspaces::kv::{
+    KvDelete, KvSet, KvTokenCreate, KvTokenDelete, KvTokenUpdate, KvdbAction,
+};
 use crate::keyspaces::params::Params;
 use crate::proto::tx as pb;
 
@@ -12,6 +14,11 @@ use crate::proto::tx as pb;
 pub enum Action {
     KvSet(KvSet),
     KvDelete(KvDelete),
+    KvTokenCreate(KvTokenCreate),
+    KvTokenUpdate(KvTokenUpdate),
+    KvTokenDelete(KvTokenDelete),
+    /// Every kvdb operation (`stave.kv.v1.Kvdb*`).
+    Kvdb(KvdbAction),
 }
 
 impl Action {
@@ -20,6 +27,21 @@ impl Action {
         match self {
             Action::KvSet(a) => a.check_stateless(params),
             Action::KvDelete(a) => a.check_stateless(params),
+            Action::KvTokenCreate(a) => a.check_stateless(params),
+            Action::KvTokenUpdate(a) => a.check_stateless(params),
+            Action::KvTokenDelete(a) => a.check_stateless(params),
+            Action::Kvdb(a) => a.check_stateless(params),
+        }
+    }
+
+    /// Signatures carried inside an action (KV token signatures), checked
+    /// statelessly against the tx's chain id. Runs in parallel with decoding.
+    pub fn verify_embedded(&self, chain_id: &str) -> Result<(), TxError> {
+        match self {
+            Action::KvTokenCreate(a) => a.verify(chain_id),
+            Action::KvTokenUpdate(a) => a.verify(chain_id),
+            Action::KvTokenDelete(a) => a.verify(chain_id),
+            Action::KvSet(_) | Action::KvDelete(_) | Action::Kvdb(_) => Ok(()),
         }
     }
 
@@ -28,6 +50,10 @@ impl Action {
         match self {
             Action::KvSet(_) => "kv.set",
             Action::KvDelete(_) => "kv.delete",
+            Action::KvTokenCreate(_) => "kv.token.create",
+            Action::KvTokenUpdate(_) => "kv.token.update",
+            Action::KvTokenDelete(_) => "kv.token.delete",
+            Action::Kvdb(_) => "kvdb",
         }
     }
 }
@@ -35,18 +61,40 @@ impl Action {
 impl TryFrom<pb::Action> for Action {
     type Error = String;
     fn try_from(a: pb::Action) -> Result<Self, String> {
-        match a.kind.ok_or("action has no kind")? {
-            pb::action::Kind::KvSet(s) => Ok(Action::KvSet(s.into())),
-            pb::action::Kind::KvDelete(d) => Ok(Action::KvDelete(d.into())),
-        }
+        use pb::action::Kind;
+        let e = |e: crate::keyspaces::kv::KvError| e.to_string();
+        Ok(match a.kind.ok_or("action has no kind")? {
+            Kind::KvSet(s) => Action::KvSet(s.into()),
+            Kind::KvDelete(d) => Action::KvDelete(d.into()),
+            Kind::KvTokenCreate(c) => Action::KvTokenCreate(c.try_into().map_err(e)?),
+            Kind::KvTokenUpdate(u) => Action::KvTokenUpdate(u.try_into().map_err(e)?),
+            Kind::KvTokenDelete(d) => Action::KvTokenDelete(d.try_into().map_err(e)?),
+            k @ (Kind::KvdbSet(_)
+            | Kind::KvdbDel(_)
+            | Kind::KvdbExpire(_)
+            | Kind::KvdbHset(_)
+            | Kind::KvdbHdel(_)
+            | Kind::KvdbSadd(_)
+            | Kind::KvdbSrem(_)
+            | Kind::KvdbZadd(_)
+            | Kind::KvdbZrem(_)
+            | Kind::KvdbPush(_)
+            | Kind::KvdbPop(_)
+            | Kind::KvdbIncrBy(_)) => Action::Kvdb(KvdbAction::from_kind(k)?),
+        })
     }
 }
 
 impl From<Action> for pb::Action {
     fn from(a: Action) -> Self {
+        use pb::action::Kind;
         let kind = match a {
-            Action::KvSet(s) => pb::action::Kind::KvSet(s.into()),
-            Action::KvDelete(d) => pb::action::Kind::KvDelete(d.into()),
+            Action::KvSet(s) => Kind::KvSet(s.into()),
+            Action::KvDelete(d) => Kind::KvDelete(d.into()),
+            Action::KvTokenCreate(c) => Kind::KvTokenCreate(c.into()),
+            Action::KvTokenUpdate(u) => Kind::KvTokenUpdate(u.into()),
+            Action::KvTokenDelete(d) => Kind::KvTokenDelete(d.into()),
+            Action::Kvdb(k) => k.into_kind(),
         };
         pb::Action { kind: Some(kind) }
     }

@@ -48,6 +48,9 @@ pub enum TxError {
     MempoolPolicy(String),
     #[error("node not ready: {0}")]
     NotReady(String),
+    /// A kv token or kvdb rule (codes 300–399).
+    #[error(transparent)]
+    Kv(#[from] crate::keyspaces::kv::KvError),
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
     Store(#[from] StoreError),
@@ -72,6 +75,7 @@ impl TxError {
             TxError::MemoTooLarge { .. } => Code::MemoTooLarge,
             TxError::MempoolPolicy(_) => Code::MempoolPolicy,
             TxError::NotReady(_) => Code::NotReady,
+            TxError::Kv(e) => e.code(),
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

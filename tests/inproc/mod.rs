@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod kv;
+
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -293,7 +295,7 @@ pub fn default_genesis() -> serde_json::Value {
 /// "nothing changed" assertions.
 pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut all = Vec::new();
-    for prefix in [&b"accounts/"[..], b"kv/", b"params/", b"validators/"] {
+    for prefix in [&b"accounts/"[..], b"kv", b"params/", b"validators/"] {
         all.extend(store.prefix_list(prefix, None, usize::MAX).unwrap());
     }
     all

@@ -22,6 +22,9 @@ pub struct Params {
     pub max_kv_key_bytes: u32,
     pub max_kv_value_bytes: u32,
     pub max_stored_bytes_per_account: u64,
+    /// Caps of KV tokens and kvdb.
+    #[serde(default)]
+    pub kv_tokens: crate::keyspaces::kv::KvTokenParams,
 }
 
 impl Default for Params {
@@ -33,6 +36,7 @@ impl Default for Params {
             max_kv_key_bytes: 256,
             max_kv_value_bytes: 64 * 1024,
             max_stored_bytes_per_account: 64 * 1024 * 1024,
+            kv_tokens: Default::default(),
         }
     }
 }
@@ -46,7 +50,7 @@ impl Params {
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
-        Ok(())
+        self.kv_tokens.validate()
     }
 }
 
@@ -59,6 +63,7 @@ impl From<&Params> for pb::Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            kv_tokens: Some((&p.kv_tokens).into()),
         }
     }
 }
@@ -73,6 +78,7 @@ impl TryFrom<pb::Params> for Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            kv_tokens: p.kv_tokens.ok_or("params.kv_tokens is missing")?.into(),
         };
         params.validate()?;
         Ok(params)
