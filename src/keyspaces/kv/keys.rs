@@ -91,6 +91,21 @@ pub fn member_key(mprefix: &[u8], tag: u8, member: &[u8]) -> Vec<u8> {
     cat(&[mprefix, &[tag], member])
 }
 
+/// The length of the member prefix of a member key and its tag, if `k` is one.
+pub fn split_member_key(k: &[u8]) -> Option<(usize, u8)> {
+    let rest = k.strip_prefix(MEMBER)?;
+    let dblen = *rest.get(32)? as usize;
+    let kl_at = 33 + dblen;
+    let keylen = u32::from_be_bytes(rest.get(kl_at..kl_at + 4)?.try_into().ok()?) as usize;
+    let plen = MEMBER.len() + kl_at + 4 + keylen + 8;
+    Some((plen, *k.get(plen)?))
+}
+
+/// The prefix of every member key.
+pub fn members_root() -> &'static [u8] {
+    MEMBER
+}
+
 /// A list position, offset so that byte order is numeric order.
 pub fn list_pos(pos: i64) -> [u8; 8] {
     ((pos as u64) ^ (1 << 63)).to_be_bytes()

@@ -16,7 +16,7 @@ mod state;
 
 pub use actions::{KvTokenCreate, KvTokenDelete, KvTokenUpdate};
 pub use format::{check_key, check_protocol_id, check_tags, parse_tags};
-pub use state::{StoredToken, TokenRead, TokenWrite, Tuple};
+pub use state::{postings, StoredToken, TokenRead, TokenWrite, Tuple};
 
 use sha2::{Digest, Sha256};
 
