@@ -5,6 +5,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protos = [
         "proto/stave/tx/v1/tx.proto",
         "proto/stave/kv/v1/kv.proto",
+        "proto/stave/kv/v1/kv_service.proto",
         "proto/stave/accounts/v1/accounts.proto",
         "proto/stave/genesis/v1/genesis.proto",
         "proto/stave/query/v1/query.proto",

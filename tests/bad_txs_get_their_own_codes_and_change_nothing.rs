@@ -45,7 +45,7 @@ fn cases() -> Vec<(&'static str, Bytes, Code)> {
         (
             "empty key",
             signed(1, 0, vec![set("", "v")]),
-            Code::InvalidArgument,
+            Code::KvBadKey,
         ),
     ]
 }

@@ -80,12 +80,14 @@ fn execute<S: StateRead>(
         tx_id: tx.id,
         chain_id: env.chain_id.to_string(),
         signature: tx.signature,
+        action_index: 0,
         params: env.params.clone(),
         events: Vec::new(),
     };
     let mut overlay = Overlay::new(&*block);
     let mut result = Ok(());
-    for action in &tx.actions {
+    for (i, action) in tx.actions.iter().enumerate() {
+        ctx.action_index = i as u32;
         result = dispatch(action, &mut overlay, &mut ctx);
         if result.is_err() {
             break;

@@ -233,6 +233,7 @@ impl App {
             TxError::Store(s) => AppError::Store(s),
             other => AppError::EndBlock(other.to_string()),
         })?;
+        crate::keyspaces::kv::end_block(&mut block, time_ns, &params)?;
         let changes = block.into_changes();
         let t_exec = t0.elapsed();
         let commit = self.store.prepare(height, time_ns, changes)?;

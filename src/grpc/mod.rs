@@ -1,6 +1,7 @@
 //! gRPC (tonic): the tx and query services, with reflection and health.
 
 pub mod governance;
+pub mod kv;
 pub mod query;
 pub mod tx;
 
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use crate::app::CommitNotifier;
 use crate::client::CometRpc;
 use crate::proto::governance::governance_service_server::GovernanceServiceServer;
+use crate::proto::kv::kv_service_server::KvServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
@@ -39,8 +41,11 @@ pub async fn serve(
             store: store.clone(),
         }))
         .add_service(GovernanceServiceServer::new(
-            governance::GovernanceServiceImpl { store },
+            governance::GovernanceServiceImpl {
+                store: store.clone(),
+            },
         ))
+        .add_service(KvServiceServer::new(kv::KvServiceImpl { store }))
         .serve(addr)
         .await?;
     Ok(())

@@ -43,6 +43,8 @@ pub struct TxContext {
     pub chain_id: String,
     /// The tx's ed25519 signature (a release records it).
     pub signature: [u8; 64],
+    /// The position of the running action in the tx (ids derive from it).
+    pub action_index: u32,
     pub params: crate::keyspaces::params::Params,
     pub events: Vec<Event>,
 }

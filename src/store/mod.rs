@@ -33,7 +33,7 @@ pub use commit::{PendingCommit, PruneConfig};
 pub use error::StoreError;
 pub use overlay::{Changes, MemState, Overlay};
 pub use query::ProvenValue;
-pub use state::{StateRead, StateWrite};
+pub use state::{Space, StateRead, StateWrite};
 pub use view::View;
 
 /// Key-value rows, in key order.
@@ -156,5 +156,14 @@ impl StateRead for CommittedState {
     }
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.db.get_cf(db::handle(&self.db, cf::INDEX), key)?)
+    }
+    fn prefix_raw(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        View::new(&self.db).prefix_raw(space, prefix, after, limit)
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{StateRead, StateWrite, StoreError};
+use super::{state::Space, Rows, StateRead, StateWrite, StoreError};
 
 /// Pending writes: `None` is a delete. Ordered maps, so iteration order (and
 /// so the JMT update and the WriteBatch) is deterministic.
@@ -75,6 +75,89 @@ impl<S: StateRead> StateRead for Overlay<S> {
             None => self.base.get_index_raw(key),
         }
     }
+    fn prefix_raw(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        let map = match space {
+            Space::State => &self.changes.state,
+            Space::Index => &self.changes.index,
+        };
+        let mine = map_range(map, prefix, after);
+        merge_listing(&self.base, space, prefix, after, limit, &mine)
+    }
+}
+
+/// Pending writes under `prefix`, strictly after `after`, in key order.
+fn map_range<'m, V>(
+    map: &'m BTreeMap<Vec<u8>, V>,
+    prefix: &[u8],
+    after: Option<&[u8]>,
+) -> Vec<(&'m Vec<u8>, &'m V)> {
+    use std::ops::Bound;
+    let lower = match after {
+        Some(a) if a >= prefix => Bound::Excluded(a.to_vec()),
+        _ => Bound::Included(prefix.to_vec()),
+    };
+    map.range((lower, Bound::Unbounded))
+        .take_while(|(k, _)| k.starts_with(prefix))
+        .collect()
+}
+
+/// Merges a base listing with pending writes (a `None` hides a base row),
+/// reading the base in pages until `limit` rows are found or it runs out.
+fn merge_listing<S: StateRead>(
+    base: &S,
+    space: Space,
+    prefix: &[u8],
+    after: Option<&[u8]>,
+    limit: usize,
+    mine: &[(&Vec<u8>, &Option<Vec<u8>>)],
+) -> Result<Rows, StoreError> {
+    let mut out: Rows = Vec::new();
+    let mut oi = 0;
+    let mut cursor: Option<Vec<u8>> = after.map(<[u8]>::to_vec);
+    let page = limit.clamp(1, 1024);
+    loop {
+        let rows = base.prefix_raw(space, prefix, cursor.as_deref(), page)?;
+        let done = rows.len() < page;
+        for (k, v) in rows {
+            while oi < mine.len() && mine[oi].0 < &k {
+                if let Some(val) = mine[oi].1 {
+                    out.push((mine[oi].0.clone(), val.clone()));
+                }
+                oi += 1;
+            }
+            if oi < mine.len() && mine[oi].0 == &k {
+                if let Some(val) = mine[oi].1 {
+                    out.push((k.clone(), val.clone()));
+                }
+                oi += 1;
+            } else {
+                out.push((k.clone(), v));
+            }
+            cursor = Some(k);
+            if out.len() >= limit {
+                out.truncate(limit);
+                return Ok(out);
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    for (k, v) in &mine[oi..] {
+        if out.len() >= limit {
+            break;
+        }
+        if let Some(val) = v {
+            out.push(((*k).clone(), val.clone()));
+        }
+    }
+    Ok(out)
 }
 
 impl<S: StateRead> StateWrite for Overlay<S> {
@@ -106,6 +189,23 @@ impl StateRead for MemState {
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.index.get(key).cloned())
     }
+    fn prefix_raw(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        let map = match space {
+            Space::State => &self.state,
+            Space::Index => &self.index,
+        };
+        Ok(map_range(map, prefix, after)
+            .into_iter()
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
 }
 
 #[cfg(test)]
@@ -136,5 +236,33 @@ mod tests {
         assert_eq!(block.changes().state.len(), 2);
         // the base itself never changes before commit
         assert_eq!(base.get_raw(b"a").unwrap(), Some(b"1".to_vec()));
+    }
+
+    #[test]
+    fn overlay_listing_merges_pending_writes_and_hides_deletes() {
+        let mut base = MemState::default();
+        for i in 0u8..10 {
+            base.state.insert(vec![b'p', i], vec![i]);
+        }
+        base.state.insert(b"q".to_vec(), b"x".to_vec());
+        let mut o = Overlay::new(&base);
+        o.delete_raw(vec![b'p', 3]);
+        o.put_raw(vec![b'p', 3, 1], vec![99]);
+        o.put_raw(vec![b'p', 20], vec![20]);
+        let all = o.prefix_raw(Space::State, b"p", None, 100).unwrap();
+        let keys: Vec<Vec<u8>> = all.iter().map(|(k, _)| k.clone()).collect();
+        let mut want: Vec<Vec<u8>> = (0u8..10)
+            .filter(|i| *i != 3)
+            .map(|i| vec![b'p', i])
+            .collect();
+        want.push(vec![b'p', 3, 1]);
+        want.push(vec![b'p', 20]);
+        want.sort();
+        assert_eq!(keys, want);
+        let page = o
+            .prefix_raw(Space::State, b"p", Some(&[b'p', 2]), 2)
+            .unwrap();
+        assert_eq!(page[0].0, vec![b'p', 3, 1]);
+        assert_eq!(page[1].0, vec![b'p', 4]);
     }
 }

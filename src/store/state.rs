@@ -1,7 +1,16 @@
 //! Raw byte access to chain state, kept apart from typed encoding (the
 //! keyspace modules add typed extension traits on top of these).
 
-use super::StoreError;
+use super::{Rows, StoreError};
+
+/// Which key space a listing reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    /// The verifiable state (part of the app hash).
+    State,
+    /// The non-verifiable secondary indexes.
+    Index,
+}
 
 /// Read access to the verifiable state and the non-verifiable index space.
 pub trait StateRead {
@@ -9,6 +18,16 @@ pub trait StateRead {
     fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
     /// The latest value under `key` in the index space (not part of the app hash).
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Up to `limit` latest (key, value) pairs under `prefix`, strictly after
+    /// `after` when given, in key order. Used for bounded walks (collection
+    /// members, expiry queues); never for unbounded scans in the consensus path.
+    fn prefix_raw(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError>;
 }
 
 /// Write access. Writes land in an overlay and reach disk only at Commit.
@@ -25,5 +44,14 @@ impl<T: StateRead + ?Sized> StateRead for &T {
     }
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         (**self).get_index_raw(key)
+    }
+    fn prefix_raw(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        (**self).prefix_raw(space, prefix, after, limit)
     }
 }

@@ -3,7 +3,7 @@
 
 use rocksdb::{Direction, IteratorMode, SnapshotWithThreadMode, DB};
 
-use super::{cf, db::handle, CommitInfo, Rows, StateRead, StoreError};
+use super::{cf, db::handle, state::Space, CommitInfo, Rows, StateRead, StoreError};
 
 /// Committed state as of one RocksDB snapshot.
 pub struct View<'a> {
@@ -118,5 +118,57 @@ impl StateRead for View<'_> {
     }
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.get(cf::INDEX, key)
+    }
+    fn prefix_raw(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        self.list(space_cf(space), prefix, after, limit)
+    }
+}
+
+impl View<'_> {
+    /// Up to `limit` rows under `prefix` in descending key order, strictly
+    /// before `before` when given.
+    pub fn prefix_list_rev(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        before: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        let mut upper = prefix.to_vec();
+        upper.extend_from_slice(&[0xff; 64]);
+        let start = match before {
+            Some(b) if b.starts_with(prefix) => b.to_vec(),
+            _ => upper,
+        };
+        let iter = self.snap.iterator_cf(
+            handle(self.db, space_cf(space)),
+            IteratorMode::From(&start, Direction::Reverse),
+        );
+        let mut out = Vec::new();
+        for item in iter {
+            let (k, v) = item?;
+            if before.is_some_and(|b| k.as_ref() >= b) {
+                continue;
+            }
+            if !k.starts_with(prefix) || out.len() >= limit {
+                break;
+            }
+            out.push((k.to_vec(), v.to_vec()));
+        }
+        Ok(out)
+    }
+}
+
+/// The column family of a key space.
+pub(super) fn space_cf(space: Space) -> &'static str {
+    match space {
+        Space::State => cf::STATE,
+        Space::Index => cf::INDEX,
     }
 }

@@ -4,7 +4,9 @@
 use super::TxError;
 use crate::keyspaces::entitlements::{GrantEntitlement, RevokeEntitlement};
 use crate::keyspaces::grants::RecordGrant;
-use crate::keyspaces::kv::{KvDelete, KvSet};
+use crate::keyspaces::kv::{
+    KvDelete, KvSet, KvTokenCreate, KvTokenDelete, KvTokenUpdate, KvdbAction,
+};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::policies::SetPolicy;
 use crate::keyspaces::releases::PublishRelease;
@@ -27,6 +29,11 @@ pub enum Action {
     RevokeEntitlement(RevokeEntitlement),
     SetPolicy(SetPolicy),
     RecordGrant(RecordGrant),
+    KvTokenCreate(KvTokenCreate),
+    KvTokenUpdate(KvTokenUpdate),
+    KvTokenDelete(KvTokenDelete),
+    /// Every kvdb operation (`stave.kv.v1.Kvdb*`).
+    Kvdb(KvdbAction),
 }
 
 impl Action {
@@ -44,6 +51,32 @@ impl Action {
             Action::RevokeEntitlement(a) => a.check_stateless(params),
             Action::SetPolicy(a) => a.check_stateless(params),
             Action::RecordGrant(a) => a.check_stateless(params),
+            Action::KvTokenCreate(a) => a.check_stateless(params),
+            Action::KvTokenUpdate(a) => a.check_stateless(params),
+            Action::KvTokenDelete(a) => a.check_stateless(params),
+            Action::Kvdb(a) => a.check_stateless(params),
+        }
+    }
+
+    /// Signatures carried inside an action (KV token signatures), checked
+    /// statelessly against the tx's chain id. Runs in parallel with decoding.
+    pub fn verify_embedded(&self, chain_id: &str) -> Result<(), TxError> {
+        match self {
+            Action::KvTokenCreate(a) => a.verify(chain_id),
+            Action::KvTokenUpdate(a) => a.verify(chain_id),
+            Action::KvTokenDelete(a) => a.verify(chain_id),
+            Action::KvSet(_)
+            | Action::KvDelete(_)
+            | Action::Kvdb(_)
+            | Action::ApplyValidator(_)
+            | Action::VoteValidator(_)
+            | Action::LeaveValidator(_)
+            | Action::UploadComplete(_)
+            | Action::PublishRelease(_)
+            | Action::GrantEntitlement(_)
+            | Action::RevokeEntitlement(_)
+            | Action::SetPolicy(_)
+            | Action::RecordGrant(_) => Ok(()),
         }
     }
 
@@ -61,6 +94,10 @@ impl Action {
             Action::RevokeEntitlement(_) => "rights.revoke_entitlement",
             Action::SetPolicy(_) => "rights.set_policy",
             Action::RecordGrant(_) => "rights.record_grant",
+            Action::KvTokenCreate(_) => "kv.token.create",
+            Action::KvTokenUpdate(_) => "kv.token.update",
+            Action::KvTokenDelete(_) => "kv.token.delete",
+            Action::Kvdb(_) => "kvdb",
         }
     }
 }
@@ -68,36 +105,58 @@ impl Action {
 impl TryFrom<pb::Action> for Action {
     type Error = String;
     fn try_from(a: pb::Action) -> Result<Self, String> {
-        match a.kind.ok_or("action has no kind")? {
-            pb::action::Kind::KvSet(s) => Ok(Action::KvSet(s.into())),
-            pb::action::Kind::KvDelete(d) => Ok(Action::KvDelete(d.into())),
-            pb::action::Kind::ApplyValidator(a) => Ok(Action::ApplyValidator(a.try_into()?)),
-            pb::action::Kind::VoteValidator(v) => Ok(Action::VoteValidator(v.try_into()?)),
-            pb::action::Kind::LeaveValidator(l) => Ok(Action::LeaveValidator(l.into())),
-            pb::action::Kind::UploadComplete(a) => Ok(Action::UploadComplete(a.try_into()?)),
-            pb::action::Kind::PublishRelease(a) => Ok(Action::PublishRelease(a.try_into()?)),
-            pb::action::Kind::GrantEntitlement(a) => Ok(Action::GrantEntitlement(a.try_into()?)),
-            pb::action::Kind::RevokeEntitlement(a) => Ok(Action::RevokeEntitlement(a.into())),
-            pb::action::Kind::SetPolicy(a) => Ok(Action::SetPolicy(a.try_into()?)),
-            pb::action::Kind::RecordGrant(a) => Ok(Action::RecordGrant(a.into())),
-        }
+        use pb::action::Kind;
+        let e = |e: crate::keyspaces::kv::KvError| e.to_string();
+        Ok(match a.kind.ok_or("action has no kind")? {
+            Kind::KvSet(s) => Action::KvSet(s.into()),
+            Kind::KvDelete(d) => Action::KvDelete(d.into()),
+            Kind::ApplyValidator(a) => Action::ApplyValidator(a.try_into()?),
+            Kind::VoteValidator(v) => Action::VoteValidator(v.try_into()?),
+            Kind::LeaveValidator(l) => Action::LeaveValidator(l.into()),
+            Kind::UploadComplete(a) => Action::UploadComplete(a.try_into()?),
+            Kind::PublishRelease(a) => Action::PublishRelease(a.try_into()?),
+            Kind::GrantEntitlement(a) => Action::GrantEntitlement(a.try_into()?),
+            Kind::RevokeEntitlement(a) => Action::RevokeEntitlement(a.into()),
+            Kind::SetPolicy(a) => Action::SetPolicy(a.try_into()?),
+            Kind::RecordGrant(a) => Action::RecordGrant(a.into()),
+            Kind::KvTokenCreate(c) => Action::KvTokenCreate(c.try_into().map_err(e)?),
+            Kind::KvTokenUpdate(u) => Action::KvTokenUpdate(u.try_into().map_err(e)?),
+            Kind::KvTokenDelete(d) => Action::KvTokenDelete(d.try_into().map_err(e)?),
+            k @ (Kind::KvdbSet(_)
+            | Kind::KvdbDel(_)
+            | Kind::KvdbExpire(_)
+            | Kind::KvdbHset(_)
+            | Kind::KvdbHdel(_)
+            | Kind::KvdbSadd(_)
+            | Kind::KvdbSrem(_)
+            | Kind::KvdbZadd(_)
+            | Kind::KvdbZrem(_)
+            | Kind::KvdbPush(_)
+            | Kind::KvdbPop(_)
+            | Kind::KvdbIncrBy(_)) => Action::Kvdb(KvdbAction::from_kind(k)?),
+        })
     }
 }
 
 impl From<Action> for pb::Action {
     fn from(a: Action) -> Self {
+        use pb::action::Kind;
         let kind = match a {
-            Action::KvSet(s) => pb::action::Kind::KvSet(s.into()),
-            Action::KvDelete(d) => pb::action::Kind::KvDelete(d.into()),
-            Action::ApplyValidator(a) => pb::action::Kind::ApplyValidator(a.into()),
-            Action::VoteValidator(v) => pb::action::Kind::VoteValidator(v.into()),
-            Action::LeaveValidator(l) => pb::action::Kind::LeaveValidator(l.into()),
-            Action::UploadComplete(a) => pb::action::Kind::UploadComplete(a.into()),
-            Action::PublishRelease(a) => pb::action::Kind::PublishRelease(a.into()),
-            Action::GrantEntitlement(a) => pb::action::Kind::GrantEntitlement(a.into()),
-            Action::RevokeEntitlement(a) => pb::action::Kind::RevokeEntitlement(a.into()),
-            Action::SetPolicy(a) => pb::action::Kind::SetPolicy(a.into()),
-            Action::RecordGrant(a) => pb::action::Kind::RecordGrant(a.into()),
+            Action::ApplyValidator(a) => Kind::ApplyValidator(a.into()),
+            Action::VoteValidator(v) => Kind::VoteValidator(v.into()),
+            Action::LeaveValidator(l) => Kind::LeaveValidator(l.into()),
+            Action::UploadComplete(a) => Kind::UploadComplete(a.into()),
+            Action::PublishRelease(a) => Kind::PublishRelease(a.into()),
+            Action::GrantEntitlement(a) => Kind::GrantEntitlement(a.into()),
+            Action::RevokeEntitlement(a) => Kind::RevokeEntitlement(a.into()),
+            Action::SetPolicy(a) => Kind::SetPolicy(a.into()),
+            Action::RecordGrant(a) => Kind::RecordGrant(a.into()),
+            Action::KvSet(s) => Kind::KvSet(s.into()),
+            Action::KvDelete(d) => Kind::KvDelete(d.into()),
+            Action::KvTokenCreate(c) => Kind::KvTokenCreate(c.into()),
+            Action::KvTokenUpdate(u) => Kind::KvTokenUpdate(u.into()),
+            Action::KvTokenDelete(d) => Kind::KvTokenDelete(d.into()),
+            Action::Kvdb(k) => k.into_kind(),
         };
         pb::Action { kind: Some(kind) }
     }

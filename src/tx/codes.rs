@@ -110,6 +110,40 @@ pub enum Code {
     InvalidScope = 121,
     /// A policy's fields do not fit its type.
     InvalidPolicy = 122,
+    /// The token signature does not verify under its controller.
+    KvTokenForged = 300,
+    /// The controller is not lowercase hex of a valid, non-weak ed25519 key.
+    KvBadController = 301,
+    /// The token signs a generation other than the tuple's next one (replay).
+    KvTokenReplayed = 302,
+    /// Create on a tuple that already has a live token.
+    KvTokenLiveExists = 303,
+    /// Update or delete naming a token id that is not the live one.
+    KvTokenStale = 304,
+    /// Update or delete on a tuple with no live token.
+    KvTokenNoLive = 305,
+    /// A kv key is empty or too long.
+    KvBadKey = 306,
+    /// A kv value is over its limit.
+    KvValueTooLarge = 307,
+    /// A protocol id is malformed or not canonical.
+    KvBadProtocolId = 308,
+    /// A tags JSON is invalid, not canonical, or out of limits.
+    KvBadTags = 309,
+    /// The controller's live-token cap would be exceeded.
+    KvTooManyTokens = 310,
+    /// A kvdb operation on a key holding another type.
+    KvWrongType = 311,
+    /// A kvdb counter would overflow.
+    KvOverflow = 312,
+    /// A kvdb collection would pass its member cap.
+    KvCollectionFull = 313,
+    /// A sorted-set score is not an exact decimal in range.
+    KvBadScore = 314,
+    /// A kvdb database name is invalid.
+    KvBadDbName = 315,
+    /// Another kv token field is malformed (token id, generation).
+    KvBadField = 316,
 }
 
 impl Code {
@@ -170,11 +204,28 @@ impl Code {
             Code::InvalidManifest => "INVALID_MANIFEST",
             Code::InvalidScope => "INVALID_SCOPE",
             Code::InvalidPolicy => "INVALID_POLICY",
+            Code::KvTokenForged => "KV_TOKEN_FORGED",
+            Code::KvBadController => "KV_BAD_CONTROLLER",
+            Code::KvTokenReplayed => "KV_TOKEN_REPLAYED",
+            Code::KvTokenLiveExists => "KV_TOKEN_LIVE_EXISTS",
+            Code::KvTokenStale => "KV_TOKEN_STALE",
+            Code::KvTokenNoLive => "KV_TOKEN_NO_LIVE",
+            Code::KvBadKey => "KV_BAD_KEY",
+            Code::KvValueTooLarge => "KV_VALUE_TOO_LARGE",
+            Code::KvBadProtocolId => "KV_BAD_PROTOCOL_ID",
+            Code::KvBadTags => "KV_BAD_TAGS",
+            Code::KvTooManyTokens => "KV_TOO_MANY_TOKENS",
+            Code::KvWrongType => "KV_WRONGTYPE",
+            Code::KvOverflow => "KV_OVERFLOW",
+            Code::KvCollectionFull => "KV_COLLECTION_FULL",
+            Code::KvBadScore => "KV_BAD_SCORE",
+            Code::KvBadDbName => "KV_BAD_DB_NAME",
+            Code::KvBadField => "KV_BAD_FIELD",
         }
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 50] = [
+    pub const ALL: [Code; 67] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -225,6 +276,23 @@ impl Code {
         Code::InvalidManifest,
         Code::InvalidScope,
         Code::InvalidPolicy,
+        Code::KvTokenForged,
+        Code::KvBadController,
+        Code::KvTokenReplayed,
+        Code::KvTokenLiveExists,
+        Code::KvTokenStale,
+        Code::KvTokenNoLive,
+        Code::KvBadKey,
+        Code::KvValueTooLarge,
+        Code::KvBadProtocolId,
+        Code::KvBadTags,
+        Code::KvTooManyTokens,
+        Code::KvWrongType,
+        Code::KvOverflow,
+        Code::KvCollectionFull,
+        Code::KvBadScore,
+        Code::KvBadDbName,
+        Code::KvBadField,
     ];
 }
 

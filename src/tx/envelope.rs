@@ -85,6 +85,9 @@ impl DecodedTx {
             action
                 .check_stateless(params)
                 .map_err(|e| prefix_action(i, e))?;
+            action
+                .verify_embedded(&body.chain_id)
+                .map_err(|e| prefix_action(i, e))?;
             actions.push(action);
         }
         Ok(DecodedTx {

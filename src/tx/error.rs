@@ -54,6 +54,9 @@ pub enum TxError {
     /// A content or rights rule (codes 100-199).
     #[error(transparent)]
     Rights(#[from] crate::keyspaces::rights::RightsError),
+    /// A kv token or kvdb rule (codes 300–399).
+    #[error(transparent)]
+    Kv(#[from] crate::keyspaces::kv::KvError),
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
     Store(#[from] StoreError),
@@ -80,6 +83,7 @@ impl TxError {
             TxError::NotReady(_) => Code::NotReady,
             TxError::Governance(g) => g.code(),
             TxError::Rights(e) => e.code(),
+            TxError::Kv(e) => e.code(),
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

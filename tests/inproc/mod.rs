@@ -6,6 +6,7 @@
 
 pub mod governance;
 pub mod rights;
+pub mod kv;
 
 use std::path::{Path, PathBuf};
 
@@ -314,7 +315,7 @@ pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut all = Vec::new();
     for prefix in [
         &b"accounts/"[..],
-        b"kv/",
+        b"kv",
         b"params/",
         b"validators/",
         b"validator_meta/",

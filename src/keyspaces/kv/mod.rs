@@ -1,47 +1,50 @@
-//! The `kv/` keyspace: values stored under `kv/{signer}/{key}`, written by
-//! `kv.Set` and removed by `kv.Delete`. Shaped to grow into signed KV tokens:
-//! the key builders, typed accessors and handlers are separate files.
+//! The kv area (issue 5): typed KV databases and signed KV tokens.
+//!
+//! - [`db`]: `kvdb/{owner}/{db}/{key}` entries with CAD037 types (value,
+//!   hash, set, sorted set, list, counter), TTL and end-of-block GC.
+//!   `kv.Set` / `kv.Delete` are kvdb SET / DEL on the signer's `default`
+//!   database: one KV path.
+//! - [`token`]: BRC-35 KV tokens: controller-signed, generation-protected,
+//!   one live token per `(protocol_id, key, controller)`, with history and
+//!   index-served lookups.
+//!
+//! Layout as in every keyspace: key builders in [`keys`], typed accessors in
+//! `db::state` / `token::state`, handlers per action, reads in `query`.
 
-pub mod actions;
-mod keys;
+pub mod db;
+mod error;
+pub mod keys;
+mod params;
 pub mod query;
-mod state;
+mod quota;
+pub mod token;
 
-pub use actions::{KvDelete, KvSet};
-pub use keys::{kv_key, kv_prefix, split_kv_key};
-pub use state::{KvRead, KvWrite};
+pub use db::{KvDelete, KvEntry, KvSet, KvType, KvdbAction, KvdbOp, KvdbRead, KvdbWrite};
+pub use error::KvError;
+pub use keys::{kv_key, kv_prefix, split_kv_key, DEFAULT_DB};
+pub use params::KvTokenParams;
+pub use token::{KvToken, KvTokenCreate, KvTokenDelete, KvTokenUpdate};
 
-use crate::proto::kv as pb;
+/// The `kv.Set`-era read trait: [`KvdbRead::kv_entry`].
+pub use db::KvdbRead as KvRead;
 
-/// A stored value (domain type of `stave.kv.v1.KvEntry`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KvEntry {
-    pub value: Vec<u8>,
-    pub updated_height: u64,
-    pub updated_at: i64,
-}
-
-impl From<pb::KvEntry> for KvEntry {
-    fn from(e: pb::KvEntry) -> Self {
-        KvEntry {
-            value: e.value,
-            updated_height: e.updated_height,
-            updated_at: e.updated_at,
-        }
+/// A stored big-endian counter (absent = 0).
+pub(crate) fn u64_of(key: &[u8], raw: Option<Vec<u8>>) -> Result<u64, crate::store::StoreError> {
+    match raw {
+        None => Ok(0),
+        Some(r) => r
+            .as_slice()
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| crate::store::StoreError::corrupt(key, "not 8 bytes")),
     }
 }
 
-impl From<KvEntry> for pb::KvEntry {
-    fn from(e: KvEntry) -> Self {
-        pb::KvEntry {
-            value: e.value,
-            updated_height: e.updated_height,
-            updated_at: e.updated_at,
-        }
-    }
-}
-
-/// Bytes an entry counts against its owner's quota.
-pub fn stored_size(key: &[u8], value: &[u8]) -> u64 {
-    (key.len() + value.len()) as u64
+/// End-of-block work of the area: the kvdb GC.
+pub fn end_block<S: crate::store::StateWrite>(
+    state: &mut S,
+    time_ns: i64,
+    params: &crate::keyspaces::params::Params,
+) -> Result<u64, crate::store::StoreError> {
+    db::gc::end_block(state, time_ns, params)
 }

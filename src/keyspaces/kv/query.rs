@@ -1,9 +1,11 @@
-//! Reads of the `kv/` keyspace over committed state.
+//! `kv.Set`-era listing: the signer's default database, in key order.
 
-use super::{keys::split_kv_key, kv_key, kv_prefix, KvEntry};
+use prost::Message;
+
+use super::db::{now_ms, KvEntry};
+use super::{kv_key, kv_prefix, split_kv_key};
 use crate::proto::kv as pb;
 use crate::store::{StoreError, View};
-use prost::Message;
 
 /// One page of (key, entry) rows and the key to continue after.
 pub type Page = (Vec<(Vec<u8>, KvEntry)>, Option<Vec<u8>>);
@@ -11,8 +13,8 @@ pub type Page = (Vec<(Vec<u8>, KvEntry)>, Option<Vec<u8>>);
 /// The largest page `list` returns.
 pub const MAX_PAGE: usize = 1000;
 
-/// One page of a signer's entries, in key order, strictly after
-/// `start_after`. Returns the entries and the key to continue from.
+/// One page of a signer's live entries in the default database, in key
+/// order, strictly after `start_after`. Expired entries are skipped.
 pub fn list(
     store: &View<'_>,
     signer: &[u8; 32],
@@ -20,19 +22,29 @@ pub fn list(
     limit: usize,
 ) -> Result<Page, StoreError> {
     let limit = limit.clamp(1, MAX_PAGE);
+    let now = now_ms(store.commit_info()?.last_block_time_ns);
     let prefix = kv_prefix(signer);
-    let after = (!start_after.is_empty()).then(|| kv_key(signer, start_after));
-    let rows = store.prefix_list(&prefix, after.as_deref(), limit + 1)?;
-    let mut out = Vec::with_capacity(rows.len().min(limit));
-    for (k, v) in rows.iter().take(limit) {
-        let key = split_kv_key(signer, k).unwrap_or_default().to_vec();
-        let entry = pb::KvEntry::decode(v.as_slice()).map_err(|e| StoreError::corrupt(k, e))?;
-        out.push((key, entry.into()));
+    let mut cursor = (!start_after.is_empty()).then(|| kv_key(signer, start_after));
+    let mut out = Vec::with_capacity(limit);
+    loop {
+        let rows = store.prefix_list(&prefix, cursor.as_deref(), limit + 1)?;
+        let done = rows.len() <= limit;
+        for (k, v) in &rows {
+            cursor = Some(k.clone());
+            let key = split_kv_key(signer, k).unwrap_or_default().to_vec();
+            let raw = pb::KvEntry::decode(v.as_slice()).map_err(|e| StoreError::corrupt(k, e))?;
+            let entry = KvEntry::try_from(raw).map_err(|e| StoreError::corrupt(k, e))?;
+            if entry.expired(now) {
+                continue;
+            }
+            if out.len() == limit {
+                let next = out.last().map(|(k, _): &(Vec<u8>, KvEntry)| k.clone());
+                return Ok((out, next));
+            }
+            out.push((key, entry));
+        }
+        if done {
+            return Ok((out, None));
+        }
     }
-    let next = if rows.len() > limit {
-        out.last().map(|(k, _)| k.clone())
-    } else {
-        None
-    };
-    Ok((out, next))
 }

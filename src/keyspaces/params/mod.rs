@@ -29,6 +29,9 @@ pub struct Params {
     /// Caps of the content and rights keyspaces.
     #[serde(default)]
     pub rights: crate::keyspaces::rights::RightsParams,
+    /// Caps of KV tokens and kvdb.
+    #[serde(default)]
+    pub kv_tokens: crate::keyspaces::kv::KvTokenParams,
 }
 
 impl Default for Params {
@@ -42,6 +45,7 @@ impl Default for Params {
             max_stored_bytes_per_account: 64 * 1024 * 1024,
             governance: GovernanceParams::default(),
             rights: Default::default(),
+            kv_tokens: Default::default(),
         }
     }
 }
@@ -56,7 +60,8 @@ impl Params {
             return Err("max_kv_key_bytes must be positive".into());
         }
         self.rights.validate()?;
-        self.governance.validate()
+        self.governance.validate()?;
+        self.kv_tokens.validate()
     }
 }
 
@@ -71,6 +76,7 @@ impl From<&Params> for pb::Params {
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
             governance: Some((&p.governance).into()),
             rights: Some((&p.rights).into()),
+            kv_tokens: Some((&p.kv_tokens).into()),
         }
     }
 }
@@ -90,6 +96,7 @@ impl TryFrom<pb::Params> for Params {
                 .ok_or("params have no governance section")?
                 .into(),
             rights: p.rights.ok_or("params.rights is missing")?.try_into()?,
+            kv_tokens: p.kv_tokens.ok_or("params.kv_tokens is missing")?.into(),
         };
         params.validate()?;
         Ok(params)

@@ -1,0 +1,397 @@
+//! `KvTokenCreate`, `KvTokenUpdate`, `KvTokenDelete`: the tuple lifecycle.
+//!
+//! Checks, in order: formats (stateless), the controller's signature
+//! (stateless, with the tx's chain id), then against state: the generation
+//! (a used generation is a replay), the live token, caps and quota.
+
+use super::state::{postings, StoredToken, Tuple, POSTING_BYTES};
+use super::{
+    check_key, check_protocol_id, check_tags, controller_key, token_id, tuple_hash, verify,
+    KvToken, Op, SignFields, TokenRead, TokenWrite,
+};
+use crate::keyspaces::kv::quota::charge;
+use crate::keyspaces::kv::{KvError, KvTokenParams};
+use crate::keyspaces::params::Params;
+use crate::keyspaces::{Event, TxContext};
+use crate::proto::kv as pb;
+use crate::store::StateWrite;
+use crate::tx::TxError;
+use prost::Message;
+
+/// Mints the tuple's live token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KvTokenCreate {
+    pub token: KvToken,
+    pub generation: u64,
+}
+
+/// Replaces the live token `replaces` with `token`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KvTokenUpdate {
+    pub token: KvToken,
+    pub generation: u64,
+    pub replaces: [u8; 32],
+}
+
+/// Spends the live token `token_id` without replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KvTokenDelete {
+    pub protocol_id: String,
+    pub key: String,
+    pub controller: String,
+    pub generation: u64,
+    pub token_id: [u8; 32],
+    pub signature: [u8; 64],
+}
+
+fn id32(field: &str, b: &[u8]) -> Result<[u8; 32], KvError> {
+    b.try_into()
+        .map_err(|_| KvError::BadField(format!("{field} is {} bytes, not 32", b.len())))
+}
+
+fn token_of(t: Option<pb::KvToken>) -> Result<KvToken, KvError> {
+    t.ok_or_else(|| KvError::BadField("token is missing".into()))?
+        .try_into()
+}
+
+impl TryFrom<pb::KvTokenCreate> for KvTokenCreate {
+    type Error = KvError;
+    fn try_from(p: pb::KvTokenCreate) -> Result<Self, KvError> {
+        Ok(KvTokenCreate {
+            token: token_of(p.token)?,
+            generation: p.generation,
+        })
+    }
+}
+impl From<KvTokenCreate> for pb::KvTokenCreate {
+    fn from(d: KvTokenCreate) -> Self {
+        pb::KvTokenCreate {
+            token: Some(d.token.into()),
+            generation: d.generation,
+        }
+    }
+}
+impl TryFrom<pb::KvTokenUpdate> for KvTokenUpdate {
+    type Error = KvError;
+    fn try_from(p: pb::KvTokenUpdate) -> Result<Self, KvError> {
+        Ok(KvTokenUpdate {
+            token: token_of(p.token)?,
+            generation: p.generation,
+            replaces: id32("replaces", &p.replaces)?,
+        })
+    }
+}
+impl From<KvTokenUpdate> for pb::KvTokenUpdate {
+    fn from(d: KvTokenUpdate) -> Self {
+        pb::KvTokenUpdate {
+            token: Some(d.token.into()),
+            generation: d.generation,
+            replaces: d.replaces.to_vec(),
+        }
+    }
+}
+impl TryFrom<pb::KvTokenDelete> for KvTokenDelete {
+    type Error = KvError;
+    fn try_from(p: pb::KvTokenDelete) -> Result<Self, KvError> {
+        Ok(KvTokenDelete {
+            protocol_id: p.protocol_id,
+            key: p.key,
+            controller: p.controller,
+            generation: p.generation,
+            token_id: id32("token_id", &p.token_id)?,
+            signature: p.signature.as_slice().try_into().map_err(|_| {
+                KvError::BadField(format!("signature is {} bytes, not 64", p.signature.len()))
+            })?,
+        })
+    }
+}
+impl From<KvTokenDelete> for pb::KvTokenDelete {
+    fn from(d: KvTokenDelete) -> Self {
+        pb::KvTokenDelete {
+            protocol_id: d.protocol_id,
+            key: d.key,
+            controller: d.controller,
+            generation: d.generation,
+            token_id: d.token_id.to_vec(),
+            signature: d.signature.to_vec(),
+        }
+    }
+}
+
+fn check_tuple(
+    pid: &str,
+    key: &str,
+    ctl: &str,
+    generation: u64,
+    p: &KvTokenParams,
+) -> Result<(), KvError> {
+    check_protocol_id(pid, p)?;
+    check_key(key, p)?;
+    controller_key(ctl)?;
+    if generation == 0 {
+        return Err(KvError::BadField("generation starts at 1".into()));
+    }
+    Ok(())
+}
+
+fn check_token(t: &KvToken, generation: u64, p: &KvTokenParams) -> Result<(), KvError> {
+    check_tuple(&t.protocol_id, &t.key, &t.controller, generation, p)?;
+    if t.value.len() > p.max_value_bytes as usize {
+        return Err(KvError::ValueTooLarge {
+            len: t.value.len(),
+            max: p.max_value_bytes,
+        });
+    }
+    check_tags(&t.tags, p)
+}
+
+fn fields<'a>(
+    chain_id: &'a str,
+    op: Op,
+    t: &'a KvToken,
+    generation: u64,
+    replaces: &'a [u8],
+) -> SignFields<'a> {
+    SignFields {
+        chain_id,
+        op,
+        protocol_id: &t.protocol_id,
+        key: &t.key,
+        value: &t.value,
+        controller: &t.controller,
+        tags: &t.tags,
+        generation,
+        replaces,
+    }
+}
+
+impl KvTokenCreate {
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        Ok(check_token(
+            &self.token,
+            self.generation,
+            &params.kv_tokens,
+        )?)
+    }
+    /// The controller's signature, over the tx's chain id.
+    pub fn verify(&self, chain_id: &str) -> Result<(), TxError> {
+        let f = fields(chain_id, Op::Create, &self.token, self.generation, &[]);
+        Ok(verify(&f, &self.token.signature)?)
+    }
+    pub fn sign_fields<'a>(&'a self, chain_id: &'a str) -> SignFields<'a> {
+        fields(chain_id, Op::Create, &self.token, self.generation, &[])
+    }
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let t = &self.token;
+        let tuple = tuple_hash(&t.protocol_id, &t.key, &t.controller);
+        let mut rec = state.tuple(&tuple)?;
+        check_generation(&rec, self.generation)?;
+        if let Some(live) = rec.live {
+            return Err(KvError::TokenLiveExists {
+                live: hex::encode(live),
+            }
+            .into());
+        }
+        mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Create)?;
+        Ok(())
+    }
+}
+
+impl KvTokenUpdate {
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        Ok(check_token(
+            &self.token,
+            self.generation,
+            &params.kv_tokens,
+        )?)
+    }
+    pub fn verify(&self, chain_id: &str) -> Result<(), TxError> {
+        Ok(verify(&self.sign_fields(chain_id), &self.token.signature)?)
+    }
+    pub fn sign_fields<'a>(&'a self, chain_id: &'a str) -> SignFields<'a> {
+        fields(
+            chain_id,
+            Op::Update,
+            &self.token,
+            self.generation,
+            &self.replaces,
+        )
+    }
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let t = &self.token;
+        let tuple = tuple_hash(&t.protocol_id, &t.key, &t.controller);
+        let mut rec = state.tuple(&tuple)?;
+        check_generation(&rec, self.generation)?;
+        check_live(&rec, &self.replaces)?;
+        let id = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Update)?;
+        spend(state, ctx, &self.replaces, Some(id))?;
+        Ok(())
+    }
+}
+
+impl KvTokenDelete {
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        let p = &params.kv_tokens;
+        Ok(check_tuple(
+            &self.protocol_id,
+            &self.key,
+            &self.controller,
+            self.generation,
+            p,
+        )?)
+    }
+    pub fn sign_fields<'a>(&'a self, chain_id: &'a str) -> SignFields<'a> {
+        SignFields {
+            chain_id,
+            op: Op::Delete,
+            protocol_id: &self.protocol_id,
+            key: &self.key,
+            value: &[],
+            controller: &self.controller,
+            tags: "",
+            generation: self.generation,
+            replaces: &self.token_id,
+        }
+    }
+    pub fn verify(&self, chain_id: &str) -> Result<(), TxError> {
+        Ok(verify(&self.sign_fields(chain_id), &self.signature)?)
+    }
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let tuple = tuple_hash(&self.protocol_id, &self.key, &self.controller);
+        let mut rec = state.tuple(&tuple)?;
+        check_generation(&rec, self.generation)?;
+        check_live(&rec, &self.token_id)?;
+        rec.generation = self.generation;
+        rec.live = None;
+        state.put_tuple(&tuple, &rec);
+        spend(state, ctx, &self.token_id, None)?;
+        ctx.emit(
+            Event::new("kv.token.delete")
+                .indexed("token_id", hex::encode(self.token_id))
+                .indexed("controller", self.controller.clone())
+                .plain("generation", self.generation.to_string()),
+        );
+        Ok(())
+    }
+}
+
+/// A used generation is a replay; a skipped one is refused too.
+fn check_generation(rec: &Tuple, got: u64) -> Result<(), KvError> {
+    let expected = rec.generation.saturating_add(1);
+    if got != expected {
+        return Err(KvError::TokenReplayed { expected, got });
+    }
+    Ok(())
+}
+
+fn check_live(rec: &Tuple, named: &[u8; 32]) -> Result<(), KvError> {
+    match rec.live {
+        None => Err(KvError::TokenNoLive {
+            named: hex::encode(named),
+        }),
+        Some(live) if live != *named => Err(KvError::TokenStale {
+            named: hex::encode(named),
+            live: hex::encode(live),
+        }),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Stores a new live token of the tuple, its history entry and postings.
+fn mint<S: StateWrite>(
+    state: &mut S,
+    ctx: &mut TxContext,
+    rec: &mut Tuple,
+    tuple: [u8; 32],
+    t: &KvToken,
+    generation: u64,
+    op: Op,
+) -> Result<[u8; 32], TxError> {
+    let p = &ctx.params.kv_tokens;
+    let ctl = controller_key(&t.controller)?;
+    let live = state.live_tokens_of(&ctl)?;
+    if op == Op::Create && live >= p.max_live_tokens_per_controller {
+        return Err(KvError::TooManyTokens {
+            controller: t.controller.clone(),
+            live,
+            max: p.max_live_tokens_per_controller,
+        }
+        .into());
+    }
+    let id = token_id(&ctx.tx_id, ctx.action_index);
+    let posting_bytes = postings(t, p).len() as u64 * POSTING_BYTES;
+    let stored = StoredToken {
+        token: t.clone(),
+        id,
+        generation,
+        created_height: ctx.height,
+        seq: state.next_token_seq()?,
+        spent_height: 0,
+        spent_by: None,
+        op: op as u32,
+        index_bytes: posting_bytes,
+    };
+    // Record (plus room for the spend marks) and history entry stay for good.
+    let record_bytes = pb::StoredToken::from(&stored).encoded_len() as u64 + 48 + 56;
+    charge(state, ctx, &ctl, record_bytes + posting_bytes, 0)?;
+    state.put_stored_token(&stored);
+    state.index_token(&stored, p, true)?;
+    state.put_history_entry(&tuple, rec.history_len, &id);
+    rec.history_len += 1;
+    rec.generation = generation;
+    rec.live = Some(id);
+    state.put_tuple(&tuple, rec);
+    if op == Op::Create {
+        state.put_live_tokens_of(&ctl, live + 1);
+    }
+    ctx.emit(
+        Event::new(if op == Op::Create {
+            "kv.token.create"
+        } else {
+            "kv.token.update"
+        })
+        .indexed("token_id", hex::encode(id))
+        .indexed("controller", t.controller.clone())
+        .indexed("tuple", hex::encode(tuple))
+        .plain("generation", generation.to_string()),
+    );
+    Ok(id)
+}
+
+/// Marks a live token spent (by `by`, or deleted), drops its postings and
+/// their quota charge; on delete the controller's live count drops.
+fn spend<S: StateWrite>(
+    state: &mut S,
+    ctx: &TxContext,
+    id: &[u8; 32],
+    by: Option<[u8; 32]>,
+) -> Result<(), TxError> {
+    let mut s = state
+        .stored_token(id)?
+        .ok_or_else(|| KvError::TokenNoLive {
+            named: hex::encode(id),
+        })?;
+    let ctl = controller_key(&s.token.controller)?;
+    state.index_token(&s, &ctx.params.kv_tokens, false)?;
+    charge(state, ctx, &ctl, 0, s.index_bytes)?;
+    s.spent_height = ctx.height;
+    s.spent_by = by;
+    state.put_stored_token(&s);
+    if by.is_none() {
+        let live = state.live_tokens_of(&ctl)?;
+        state.put_live_tokens_of(&ctl, live.saturating_sub(1));
+    }
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! Lookup (BRC-35 §3.5) and history over committed state, served from the
+//! token indexes: the smallest posting list drives, the other selectors
+//! filter; `any` over tags alone is a k-way merge of the tag lists. No scans.
+
+use std::collections::VecDeque;
+
+use super::state::{StoredToken, TokenRead};
+use super::tuple_hash;
+use crate::keyspaces::kv::keys::{self, Sel};
+use crate::store::{Space, StateRead, StoreError, View};
+
+/// Default and largest page of a lookup.
+pub const DEFAULT_LIMIT: u32 = 50;
+pub const MAX_LIMIT: u32 = 1000;
+
+/// A lookup query. Strings are compared exactly as stored (canonical forms).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lookup {
+    pub key: Option<String>,
+    pub controller: Option<String>,
+    pub protocol_id: Option<String>,
+    pub tags: Vec<String>,
+    /// `any` instead of `all` (the default).
+    pub any: bool,
+    /// 0 means [`DEFAULT_LIMIT`]; more than [`MAX_LIMIT`] is refused.
+    pub limit: u32,
+    pub skip: u64,
+    /// Newest first instead of oldest first (creation height and index).
+    pub desc: bool,
+}
+
+/// Why a lookup is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    #[error("a lookup needs at least one of key, controller, protocol_id, tags")]
+    NoSelector,
+    #[error("limit {0} is over the maximum of {MAX_LIMIT}")]
+    LimitTooLarge(u32),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One posting list read in pages, in either direction.
+struct Cursor<'v, 'a> {
+    view: &'v View<'a>,
+    prefix: Vec<u8>,
+    desc: bool,
+    buf: VecDeque<(u64, [u8; 32])>,
+    last: Option<Vec<u8>>,
+    done: bool,
+}
+
+const PAGE: usize = 256;
+
+impl<'v, 'a> Cursor<'v, 'a> {
+    fn new(view: &'v View<'a>, sel: Sel, h: &[u8; 32], desc: bool) -> Self {
+        Cursor {
+            view,
+            prefix: keys::ix_prefix(sel, h),
+            desc,
+            buf: VecDeque::new(),
+            last: None,
+            done: false,
+        }
+    }
+
+    fn peek(&mut self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+        if self.buf.is_empty() && !self.done {
+            let rows = if self.desc {
+                self.view
+                    .prefix_list_rev(Space::Index, &self.prefix, self.last.as_deref(), PAGE)?
+            } else {
+                self.view
+                    .prefix_raw(Space::Index, &self.prefix, self.last.as_deref(), PAGE)?
+            };
+            self.done = rows.len() < PAGE;
+            self.last = rows.last().map(|(k, _)| k.clone());
+            for (k, _) in rows {
+                if let Some(p) = keys::split_ix_key(self.prefix.len(), &k) {
+                    self.buf.push_back(p);
+                }
+            }
+        }
+        Ok(self.buf.front().copied())
+    }
+
+    fn next(&mut self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+        let p = self.peek()?;
+        self.buf.pop_front();
+        Ok(p)
+    }
+}
+
+fn matches(t: &StoredToken, q: &Lookup, tags: &[String]) -> bool {
+    let tok = &t.token;
+    if q.key.as_ref().is_some_and(|k| *k != tok.key)
+        || q.controller.as_ref().is_some_and(|c| *c != tok.controller)
+        || q.protocol_id
+            .as_ref()
+            .is_some_and(|p| *p != tok.protocol_id)
+    {
+        return false;
+    }
+    if q.tags.is_empty() {
+        return true;
+    }
+    if q.any {
+        q.tags.iter().any(|w| tags.contains(w))
+    } else {
+        q.tags.iter().all(|w| tags.contains(w))
+    }
+}
+
+fn token_tags(t: &StoredToken) -> Vec<String> {
+    match t.token.tags.as_str() {
+        "" => Vec::new(),
+        s => serde_json::from_str(s).unwrap_or_default(),
+    }
+}
+
+/// Live tokens matching `q`, in creation order (or reverse), after `skip`.
+///
+/// # Errors
+/// [`LookupError::NoSelector`] without a selector (an empty tag list is
+/// none); [`LookupError::LimitTooLarge`] over 1,000.
+pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupError> {
+    let limit = match q.limit {
+        0 => DEFAULT_LIMIT,
+        n if n > MAX_LIMIT => return Err(LookupError::LimitTooLarge(n)),
+        n => n,
+    } as usize;
+    let mut fixed: Vec<(Sel, [u8; 32])> = Vec::new();
+    for (sel, v) in [
+        (Sel::Key, &q.key),
+        (Sel::Controller, &q.controller),
+        (Sel::Protocol, &q.protocol_id),
+    ] {
+        if let Some(v) = v {
+            fixed.push((sel, keys::sel_hash(v.as_bytes())));
+        }
+    }
+    let tag_sels: Vec<(Sel, [u8; 32])> = q
+        .tags
+        .iter()
+        .map(|t| (Sel::Tag, keys::sel_hash(t.as_bytes())))
+        .collect();
+    if fixed.is_empty() && tag_sels.is_empty() {
+        return Err(LookupError::NoSelector);
+    }
+    // Drivers: one list (the smallest that every result must be in), or
+    // the union of the tag lists for `any` over tags alone.
+    let mut candidates = fixed.clone();
+    if !q.any {
+        candidates.extend(tag_sels.iter().copied());
+    }
+    let mut cursors: Vec<Cursor<'_, '_>> = if candidates.is_empty() {
+        tag_sels
+            .iter()
+            .map(|(s, h)| Cursor::new(view, *s, h, q.desc))
+            .collect()
+    } else {
+        let mut best = candidates[0];
+        let mut best_n = u64::MAX;
+        for (s, h) in &candidates {
+            let n = view.posting_count(*s, h)?;
+            if n < best_n {
+                best_n = n;
+                best = (*s, *h);
+            }
+        }
+        vec![Cursor::new(view, best.0, &best.1, q.desc)]
+    };
+    let needs_filter = !(cursors.len() > 1 || (fixed.len() + tag_sels.len() == 1));
+    let mut skipped = 0u64;
+    let mut out = Vec::with_capacity(limit);
+    while out.len() < limit {
+        let Some((_, id)) = next_union(&mut cursors, q.desc)? else {
+            break;
+        };
+        if !needs_filter && skipped < q.skip {
+            skipped += 1;
+            continue;
+        }
+        let Some(t) = view.stored_token(&id)? else {
+            continue;
+        };
+        if !t.live() || (needs_filter && !matches(&t, q, &token_tags(&t))) {
+            continue;
+        }
+        if skipped < q.skip {
+            skipped += 1;
+            continue;
+        }
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// The next posting of the union of `cursors`, in order, without repeats.
+fn next_union(
+    cursors: &mut [Cursor<'_, '_>],
+    desc: bool,
+) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+    let mut best: Option<(u64, [u8; 32])> = None;
+    for c in cursors.iter_mut() {
+        if let Some(p) = c.peek()? {
+            let better = match best {
+                None => true,
+                Some(b) => (p.0 < b.0) != desc && p.0 != b.0,
+            };
+            if better {
+                best = Some(p);
+            }
+        }
+    }
+    if let Some(b) = best {
+        for c in cursors.iter_mut() {
+            if c.peek()?.is_some_and(|p| p.0 == b.0) {
+                c.next()?;
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// A tuple's history, oldest to newest: every token ever minted for it
+/// (creates and updates, across deletes and re-creates), from position
+/// `from`, at most `limit` (capped at [`MAX_LIMIT`]). Returns the tokens and
+/// the position to continue from, if any.
+pub fn history<S: StateRead>(
+    state: &S,
+    protocol_id: &str,
+    key: &str,
+    controller: &str,
+    from: u64,
+    limit: u32,
+) -> Result<(Vec<StoredToken>, Option<u64>), StoreError> {
+    let tuple = tuple_hash(protocol_id, key, controller);
+    let rec = state.tuple(&tuple)?;
+    let limit = match limit {
+        0 => DEFAULT_LIMIT,
+        n => n.min(MAX_LIMIT),
+    } as u64;
+    let end = rec.history_len.min(from.saturating_add(limit));
+    let mut out = Vec::new();
+    for n in from..end {
+        if let Some(id) = state.history_entry(&tuple, n)? {
+            if let Some(t) = state.stored_token(&id)? {
+                out.push(t);
+            }
+        }
+    }
+    let next = (end < rec.history_len).then_some(end);
+    Ok((out, next))
+}
+
+/// The live token of a tuple, if any.
+pub fn live_token<S: StateRead>(
+    state: &S,
+    protocol_id: &str,
+    key: &str,
+    controller: &str,
+) -> Result<Option<StoredToken>, StoreError> {
+    let rec = state.tuple(&tuple_hash(protocol_id, key, controller))?;
+    match rec.live {
+        None => Ok(None),
+        Some(id) => state.stored_token(&id),
+    }
+}

@@ -1,0 +1,215 @@
+//! Property: after any sequence of token and kvdb operations, the index
+//! space equals indexes rebuilt from primary data alone, and no tuple ever
+//! has two live tokens.
+
+mod inproc;
+use std::collections::{BTreeMap, BTreeSet};
+
+use inproc::kv::*;
+use inproc::*;
+use proptest::prelude::*;
+use stave::keyspaces::kv::db::KvEntry;
+use stave::keyspaces::kv::keys::{self, Sel};
+use stave::keyspaces::kv::token::{postings, tuple_hash, StoredToken, TokenRead};
+use stave::keyspaces::kv::{KvTokenParams, KvdbOp};
+use stave::store::{ChainStore, Space, StateRead};
+use stave::tx::Action;
+
+#[derive(Debug, Clone)]
+struct Intent {
+    ctl: u8,
+    key: u8,
+    kind: u8,
+    tags: u8,
+    stale: bool,
+    gen_skew: u8,
+}
+
+fn intent() -> impl Strategy<Value = Intent> {
+    (
+        1u8..4,
+        0u8..3,
+        0u8..8,
+        any::<u8>(),
+        prop::bool::weighted(0.15),
+        prop::sample::select(vec![0u8, 0, 0, 0, 1, 2]),
+    )
+        .prop_map(|(ctl, key, kind, tags, stale, gen_skew)| Intent {
+            ctl,
+            key,
+            kind,
+            tags,
+            stale,
+            gen_skew,
+        })
+}
+
+const TAGS: [&str; 4] = ["red", "green", "blue", "big"];
+
+fn tag_list(mask: u8) -> Vec<&'static str> {
+    TAGS.iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1 << i) != 0)
+        .map(|(_, t)| *t)
+        .collect()
+}
+
+/// Resolves an intent against committed state into an action.
+fn action(node: &Node, i: &Intent, n: usize) -> Action {
+    let k = format!("k{}", i.key);
+    let tuple = tuple_hash(PID, &k, &controller(i.ctl));
+    let rec = node.store.view().tuple(&tuple).unwrap();
+    let generation = rec.generation + 1 - (i.gen_skew.min(1) as u64).min(rec.generation);
+    let live = rec.live.unwrap_or([0; 32]);
+    let named = if i.stale { [7; 32] } else { live };
+    let value = format!("v{n}");
+    let t = tag_list(i.tags);
+    match i.kind {
+        0 | 1 => create(i.ctl, &k, &value, &t, generation),
+        2 | 3 => update(i.ctl, &k, &value, &t, generation, named),
+        4 => delete(i.ctl, &k, generation, named),
+        5 => kvdb(
+            "p",
+            &k,
+            KvdbOp::ZAdd {
+                member: vec![i.tags % 5],
+                score: format!("{}", i.tags as i32 - 100),
+            },
+        ),
+        6 => kvdb(
+            "p",
+            &k,
+            KvdbOp::Expire {
+                ttl_ms: 1000 * (i.tags % 3) as u64,
+            },
+        ),
+        _ => kvdb(
+            "p",
+            &k,
+            if i.stale {
+                KvdbOp::Del
+            } else {
+                KvdbOp::ZRem(vec![vec![i.tags % 5]])
+            },
+        ),
+    }
+}
+
+fn dump(store: &ChainStore, space: Space, prefix: &[u8]) -> BTreeSet<Vec<u8>> {
+    store
+        .view()
+        .prefix_raw(space, prefix, None, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
+}
+
+fn rebuilt_token_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeMap<Vec<u8>, u64>) {
+    let p = KvTokenParams::default();
+    let mut ix = BTreeSet::new();
+    let mut counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+    let mut live_per_tuple: BTreeMap<[u8; 32], u32> = BTreeMap::new();
+    for (k, _) in store.prefix_list(b"kvtok/tok/", None, usize::MAX).unwrap() {
+        let id: [u8; 32] = k[10..].try_into().unwrap();
+        let t: StoredToken = store.view().stored_token(&id).unwrap().unwrap();
+        if !t.live() {
+            continue;
+        }
+        let tuple = tuple_hash(&t.token.protocol_id, &t.token.key, &t.token.controller);
+        *live_per_tuple.entry(tuple).or_default() += 1;
+        assert_eq!(
+            store.view().tuple(&tuple).unwrap().live,
+            Some(t.id),
+            "tuple record names its live token"
+        );
+        for (sel, h) in postings(&t.token, &p) {
+            ix.insert(keys::ix_key(sel, &h, t.seq, &t.id));
+            *counts.entry(keys::ix_count_key(sel, &h)).or_default() += 1;
+        }
+    }
+    assert!(
+        live_per_tuple.values().all(|n| *n == 1),
+        "two live tokens in one tuple"
+    );
+    let _ = Sel::Tag;
+    (ix, counts)
+}
+
+fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>) {
+    let mut expiry = BTreeSet::new();
+    for (k, v) in store.prefix_list(b"kvdb/", None, usize::MAX).unwrap() {
+        let e: KvEntry = prost::Message::decode(v.as_slice())
+            .map(|p: stave::proto::kv::KvEntry| p.try_into().unwrap())
+            .unwrap();
+        if e.expire_ms != 0 {
+            let owner: [u8; 32] = k[5..37].try_into().unwrap();
+            let rest = &k[38..];
+            let slash = rest.iter().position(|b| *b == b'/').unwrap();
+            let db = std::str::from_utf8(&rest[..slash]).unwrap();
+            expiry.insert(keys::expiry_key(
+                e.expire_ms,
+                &owner,
+                db,
+                &rest[slash + 1..],
+            ));
+        }
+    }
+    let mut z = BTreeSet::new();
+    for (k, v) in store
+        .prefix_list(keys::members_root(), None, usize::MAX)
+        .unwrap()
+    {
+        let (plen, tag) = keys::split_member_key(&k).unwrap();
+        if tag == b'z' {
+            let score = i128::from_be_bytes(v.as_slice().try_into().unwrap());
+            z.insert(keys::zorder_key(&k[..plen], score, &k[plen + 1..]));
+        }
+    }
+    (expiry, z)
+}
+
+fn check(node: &Node) {
+    let (ix, counts) = rebuilt_token_indexes(&node.store);
+    assert_eq!(dump(&node.store, Space::Index, b"kvtokix/"), ix);
+    let stored_counts: BTreeMap<Vec<u8>, u64> = node
+        .store
+        .view()
+        .prefix_raw(Space::Index, b"kvtokixn/", None, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(k, v)| (k, u64::from_be_bytes(v.as_slice().try_into().unwrap())))
+        .collect();
+    assert_eq!(stored_counts, counts);
+    let (expiry, z) = rebuilt_kvdb_indexes(&node.store);
+    assert_eq!(dump(&node.store, Space::Index, b"kvdbx/"), expiry);
+    assert_eq!(dump(&node.store, Space::Index, b"kvdbz/"), z);
+    let _ = node.store.view().get_raw(b"x");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #[test]
+    fn indexes_always_equal_a_rebuild(blocks in prop::collection::vec(prop::collection::vec(intent(), 1..6), 1..8)) {
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let mut node = Node::open(dir.path());
+            node.init_chain(default_genesis()).await;
+            let mut nonce = 0;
+            let mut n = 0;
+            for (h, intents) in blocks.iter().enumerate() {
+                // One tx per intent, resolved against the last commit, so
+                // intents in one block race each other on purpose.
+                let mut txs = Vec::new();
+                for i in intents {
+                    n += 1;
+                    txs.push(signed(9, nonce, vec![action(&node, i, n)]));
+                    nonce += 1;
+                }
+                node.block(h as u64 + 1, txs).await;
+                check(&node);
+            }
+        });
+    }
+}
