@@ -1,6 +1,7 @@
 //! gRPC (tonic): the tx and query services, with reflection and health.
 
 pub mod query;
+pub mod rights;
 pub mod tx;
 
 use std::net::SocketAddr;
@@ -33,6 +34,13 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(TxServiceServer::new(tx::TxServiceImpl { comet, notifier }))
+        .add_service(
+            crate::proto::rights::rights_service_server::RightsServiceServer::new(
+                rights::RightsServiceImpl {
+                    store: store.clone(),
+                },
+            ),
+        )
         .add_service(QueryServiceServer::new(query::QueryServiceImpl { store }))
         .serve(addr)
         .await?;
