@@ -37,14 +37,18 @@ async fn submit(net: &Localnet, node: usize, key: &SigningKey, actions: Vec<Acti
     let mut c = net.client(node).await;
     let nonce = c
         .query
-        .account(AccountRequest { pubkey: key.verifying_key().to_bytes().to_vec() })
+        .account(AccountRequest {
+            pubkey: key.verifying_key().to_bytes().to_vec(),
+        })
         .await
         .map(|r| r.into_inner().nonce)
         .unwrap_or_else(|e| net.fail(&format!("{what}: Account: {e}")));
     let tx = sign_tx(key, &net.chain_id, nonce, actions, "");
-    let r = c
-        .tx
-        .broadcast_and_wait(BroadcastAndWaitRequest { tx, timeout_ms: 60_000 })
+    let r =
+        c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
+            tx,
+            timeout_ms: 60_000,
+        })
         .await
         .unwrap_or_else(|e| net.fail(&format!("{what}: BroadcastAndWait: {e}")))
         .into_inner();
@@ -55,7 +59,10 @@ async fn submit(net: &Localnet, node: usize, key: &SigningKey, actions: Vec<Acti
 }
 
 fn manifest(net: &Localnet, ops: &[SigningKey]) -> pb::UploadManifest {
-    let set: Vec<Vec<u8>> = ops.iter().map(|k| k.verifying_key().to_bytes().to_vec()).collect();
+    let set: Vec<Vec<u8>> = ops
+        .iter()
+        .map(|k| k.verifying_key().to_bytes().to_vec())
+        .collect();
     let eph = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::random_from_rng(
         rand::rngs::OsRng,
     ));
@@ -100,26 +107,48 @@ fn ern() -> pb::ErnRelease {
 }
 
 /// Waits until `node` answers CheckAccess with `allowed`.
-async fn expect_access(net: &Localnet, node: usize, consumer: &[u8], territory: &str, allowed: bool) {
+async fn expect_access(
+    net: &Localnet,
+    node: usize,
+    consumer: &[u8],
+    territory: &str,
+    allowed: bool,
+) {
     let req = pb::CheckAccessRequest {
         cid: CID.to_vec(),
         consumer_pubkey: consumer.to_vec(),
         territory: territory.into(),
     };
     let r = net
-        .wait_for(&format!("node{node} CheckAccess {territory} = {allowed}"), WAIT, || {
-            let req = req.clone();
-            async move {
-                let mut c = net.client(node).await;
-                let r = c.rights.check_access(req).await.map_err(|e| e.to_string())?.into_inner();
-                if r.allowed == allowed { Ok(r) } else { Err(format!("{r:?}")) }
-            }
-        })
+        .wait_for(
+            &format!("node{node} CheckAccess {territory} = {allowed}"),
+            WAIT,
+            || {
+                let req = req.clone();
+                async move {
+                    let mut c = net.client(node).await;
+                    let r = c
+                        .rights
+                        .check_access(req)
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .into_inner();
+                    if r.allowed == allowed {
+                        Ok(r)
+                    } else {
+                        Err(format!("{r:?}"))
+                    }
+                }
+            },
+        )
         .await;
     if !allowed {
         assert_eq!(r.code, Code::AccessDenied.value(), "node{node}: {r:?}");
     }
-    eprintln!("node{node}: CheckAccess {territory}: allowed={} ({})", r.allowed, r.reason);
+    eprintln!(
+        "node{node}: CheckAccess {territory}: allowed={} ({})",
+        r.allowed, r.reason
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -139,16 +168,43 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
 
     let uc = sign_manifest(&uploader, manifest(&net, &ops));
     let upload = Action::UploadComplete(uc.try_into().expect("valid UploadComplete"));
-    submit(&net, 0, &ops[0], vec![upload], "UploadComplete by the processing validator").await;
-    let publish = Action::PublishRelease(PublishRelease { flac_cid: CID.to_vec(), ern: ern() });
-    submit(&net, 1, &uploader, vec![publish], "PublishRelease by the uploader").await;
+    submit(
+        &net,
+        0,
+        &ops[0],
+        vec![upload],
+        "UploadComplete by the processing validator",
+    )
+    .await;
+    let publish = Action::PublishRelease(PublishRelease {
+        flac_cid: CID.to_vec(),
+        ern: ern(),
+    });
+    submit(
+        &net,
+        1,
+        &uploader,
+        vec![publish],
+        "PublishRelease by the uploader",
+    )
+    .await;
     let grant = Action::GrantEntitlement(GrantEntitlement {
         cid: CID.to_vec(),
         pubkey: consumer_pk.clone(),
         role: pb::Role::Consumer,
-        scope: Some(pb::Scope { territories: vec!["GB".into(), "IE".into()], ..Default::default() }),
+        scope: Some(pb::Scope {
+            territories: vec!["GB".into(), "IE".into()],
+            ..Default::default()
+        }),
     });
-    submit(&net, 2, &uploader, vec![grant], "GrantEntitlement CONSUMER in GB, IE").await;
+    submit(
+        &net,
+        2,
+        &uploader,
+        vec![grant],
+        "GrantEntitlement CONSUMER in GB, IE",
+    )
+    .await;
 
     for i in 0..net.nodes {
         expect_access(&net, i, &consumer_pk, "GB", true).await;
@@ -160,7 +216,14 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
         consumer_pubkey: consumer_pk.clone(),
         territory: "GB".into(),
     });
-    submit(&net, 3, &ops[1], vec![record], "RecordGrant by a DEK holder").await;
+    submit(
+        &net,
+        3,
+        &ops[1],
+        vec![record],
+        "RecordGrant by a DEK holder",
+    )
+    .await;
     let netr = &net;
     for i in 0..net.nodes {
         let g = net
@@ -170,7 +233,11 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
                     let mut c = netr.client(i).await;
                     let r = c
                         .rights
-                        .grants_by_key(pb::ListByKeyRequest { pubkey: pk, cursor: vec![], limit: 0 })
+                        .grants_by_key(pb::ListByKeyRequest {
+                            pubkey: pk,
+                            cursor: vec![],
+                            limit: 0,
+                        })
                         .await
                         .map_err(|e| e.to_string())?
                         .into_inner();

@@ -26,8 +26,18 @@ struct Op {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    (0..3usize, 0..KEYS.len(), 0..CIDS.len(), proptest::option::weighted(0.7, 0..ROLES.len()))
-        .prop_map(|(signer, target, cid, role)| Op { signer, target, cid, role })
+    (
+        0..3usize,
+        0..KEYS.len(),
+        0..CIDS.len(),
+        proptest::option::weighted(0.7, 0..ROLES.len()),
+    )
+        .prop_map(|(signer, target, cid, role)| Op {
+            signer,
+            target,
+            cid,
+            role,
+        })
 }
 
 fn action(o: &Op) -> Action {
@@ -40,7 +50,10 @@ fn action(o: &Op) -> Action {
 
 fn check(w: &World) {
     let (rebuilt, stored) = index_vs_primary(&w.node);
-    assert_eq!(rebuilt, stored, "entitlements_by_key differs from its rebuild");
+    assert_eq!(
+        rebuilt, stored,
+        "entitlements_by_key differs from its rebuild"
+    );
     let view = w.node.store.view();
     for c in CIDS {
         let owners = view

@@ -34,7 +34,12 @@ fn field() -> impl Strategy<Value = String> {
 
 fn track() -> impl Strategy<Value = pb::ErnTrack> {
     (field(), field(), field(), any::<u32>()).prop_map(|(isrc, title, display_artist, d)| {
-        pb::ErnTrack { isrc, title, display_artist, duration_secs: d % 1000 }
+        pb::ErnTrack {
+            isrc,
+            title,
+            display_artist,
+            duration_secs: d % 1000,
+        }
     })
 }
 
@@ -45,9 +50,28 @@ fn release() -> impl Strategy<Value = pb::ErnRelease> {
         proptest::collection::vec(field(), 0..4),
         proptest::collection::vec(track(), 0..4),
     )
-        .prop_map(|((icpn, grid, title, display_artist, label, genre), (release_date, p_line, c_line), territories, tracks)| {
-            pb::ErnRelease { icpn, grid, title, display_artist, label, genre, release_date, p_line, c_line, territories, tracks }
-        })
+        .prop_map(
+            |(
+                (icpn, grid, title, display_artist, label, genre),
+                (release_date, p_line, c_line),
+                territories,
+                tracks,
+            )| {
+                pb::ErnRelease {
+                    icpn,
+                    grid,
+                    title,
+                    display_artist,
+                    label,
+                    genre,
+                    release_date,
+                    p_line,
+                    c_line,
+                    territories,
+                    tracks,
+                }
+            },
+        )
 }
 
 fn judge(ern: &pb::ErnRelease, params: &Params) -> Result<(), Code> {

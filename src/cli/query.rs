@@ -25,6 +25,9 @@ pub enum QueryCmd {
     /// kv reads.
     #[command(subcommand)]
     Kv(KvQuery),
+    /// Content and rights reads and the access decision.
+    #[command(subcommand)]
+    Rights(super::rights_query::RightsQuery),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -57,7 +60,7 @@ pub enum KvQuery {
 }
 
 /// A hex public key, or the public key of a keyring entry.
-fn resolve_pubkey(who: &str, keyring: &str) -> anyhow::Result<Vec<u8>> {
+pub(super) fn resolve_pubkey(who: &str, keyring: &str) -> anyhow::Result<Vec<u8>> {
     if who.len() == 64 {
         if let Ok(b) = hex::decode(who) {
             return Ok(b);
@@ -78,6 +81,7 @@ fn show(bytes: &[u8], hex_mode: bool) -> String {
 
 pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
+        QueryCmd::Rights(r) => return super::rights_query::run_query(r, out).await,
         QueryCmd::Status { node } => {
             let s = StaveClient::connect(&node)
                 .await?

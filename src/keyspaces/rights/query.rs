@@ -13,7 +13,14 @@
 use crate::keyspaces::{deks, entitlements, grants, policies, releases, uploads};
 
 /// The first path segments this module answers.
-pub const PATHS: [&str; 6] = ["uploads", "deks", "releases", "policies", "entitlements", "grants"];
+pub const PATHS: [&str; 6] = [
+    "uploads",
+    "deks",
+    "releases",
+    "policies",
+    "entitlements",
+    "grants",
+];
 
 fn hexed(what: &str, s: &str) -> Result<Vec<u8>, String> {
     hex::decode(s).map_err(|e| format!("{what} {s:?}: {e}"))
