@@ -132,6 +132,8 @@ pub struct StaveClient {
     pub governance: crate::proto::governance::governance_service_client::GovernanceServiceClient<
         tonic::transport::Channel,
     >,
+    pub rights:
+        crate::proto::rights::rights_service_client::RightsServiceClient<tonic::transport::Channel>,
 }
 
 impl StaveClient {
@@ -152,8 +154,9 @@ impl StaveClient {
             query: QueryServiceClient::new(channel.clone()),
             governance:
                 crate::proto::governance::governance_service_client::GovernanceServiceClient::new(
-                    channel,
+                    channel.clone(),
                 ),
+            rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(channel),
         })
     }
 }

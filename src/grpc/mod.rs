@@ -3,6 +3,7 @@
 pub mod governance;
 pub mod kv;
 pub mod query;
+pub mod rights;
 pub mod tx;
 
 use std::net::SocketAddr;
@@ -45,7 +46,16 @@ pub async fn serve(
                 store: store.clone(),
             },
         ))
-        .add_service(KvServiceServer::new(kv::KvServiceImpl { store }))
+        .add_service(KvServiceServer::new(kv::KvServiceImpl {
+            store: store.clone(),
+        }))
+        .add_service(
+            crate::proto::rights::rights_service_server::RightsServiceServer::new(
+                rights::RightsServiceImpl {
+                    store: store.clone(),
+                },
+            ),
+        )
         .serve(addr)
         .await?;
     Ok(())

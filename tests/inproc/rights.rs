@@ -243,6 +243,21 @@ impl World {
         }
     }
 
+    /// Signs one tx per `(seed, actions)` (nonces counted within the block)
+    /// and runs them in one block; returns each tx's code.
+    pub async fn send_block(&mut self, txs: Vec<(u8, Vec<Action>)>) -> Vec<u32> {
+        let mut next: BTreeMap<u8, u64> = BTreeMap::new();
+        let mut raw = Vec::new();
+        for (seed, actions) in txs {
+            let n = *next.entry(seed).or_insert_with(|| self.nonce(seed));
+            raw.push(sign_tx(&key(seed), CHAIN, n, actions, "").into());
+            next.insert(seed, n + 1);
+        }
+        self.height += 1;
+        let (_, r) = self.node.block(self.height, raw).await;
+        r.tx_results.iter().map(|t| t.code.value()).collect()
+    }
+
     /// Sends and asserts the code, that the nonce moved only for an
     /// authenticated tx, and that a refusal changed nothing else.
     pub async fn refused(&mut self, seed: u8, actions: Vec<Action>, code: Code) -> Res {

@@ -121,6 +121,7 @@ pub fn decide<S: StateRead + ?Sized>(
     }
     let held = state.entitlement(cid, consumer)?;
     let role = held.as_ref().and_then(|e| pb::Role::try_from(e.role).ok());
+    let role_name = role.map(|r| r.as_str_name()).unwrap_or("no role");
     let scope_miss = match &held {
         None => Some(format!(
             "{} holds no entitlement on cid {}",
@@ -130,7 +131,7 @@ pub fn decide<S: StateRead + ?Sized>(
         Some(e) => scope::mismatch(e.scope.as_ref(), territory, now),
     };
     if scope_miss.is_none() && matches!(role, Some(pb::Role::Owner | pb::Role::Admin)) {
-        return Ok(decision(ptype, Ok(format!("holds {:?} on the cid", role))));
+        return Ok(decision(ptype, Ok(format!("holds {role_name} on the cid"))));
     }
     if let Some(release) = state.release(cid)? {
         let ern = ern_of(&release).unwrap_or_default();
@@ -161,7 +162,7 @@ pub fn decide<S: StateRead + ?Sized>(
         .unwrap_or("");
     let outcome = match (ptype, scope_miss) {
         (T::Public, _) => Ok("the policy is PUBLIC".to_string()),
-        (T::DirectGrant, None) => Ok(format!("holds {:?} within its scope", role)),
+        (T::DirectGrant, None) => Ok(format!("holds {role_name} within its scope")),
         (T::RoleBased, _) | (T::Conditional, None) => by_model(model)?,
         (_, Some(miss)) => Err(RightsError::AccessDenied(miss)),
         (other, None) => Err(RightsError::UnsupportedPolicyType(

@@ -7,6 +7,7 @@
 pub mod access;
 pub mod ern;
 mod params;
+pub mod query;
 mod territory;
 
 pub use params::RightsParams;
