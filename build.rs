@@ -29,6 +29,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ] {
         cfg = cfg.type_attribute(format!("stave.rights.v1.{m}"), "#[derive(Eq)]");
     }
+    // Governance actions used directly as domain types inside `Action`.
+    for m in [
+        "ApplyGroup",
+        "VoteGroup",
+        "RotateTakedownAuthority",
+        "SetGroupMember",
+        "TakedownRequest",
+        "CounterNotice",
+        "TakedownResolve",
+        "SetFlag",
+        "ClearFlag",
+    ] {
+        cfg = cfg.type_attribute(format!("stave.governance.v1.{m}"), "#[derive(Eq)]");
+    }
     cfg.file_descriptor_set_path(out.join("stave_descriptor.bin"))
         .compile_protos(&protos, &["proto"])?;
     Ok(())

@@ -12,11 +12,13 @@ mod ctx;
 pub mod deks;
 pub mod entitlements;
 pub mod grants;
+pub mod groups;
 pub mod kv;
 pub mod params;
 pub mod policies;
 pub mod releases;
 pub mod rights;
+pub mod takedowns;
 pub mod uploads;
 pub mod validators;
 

@@ -23,6 +23,15 @@ pub enum Action {
     ApplyValidator(ApplyValidator),
     VoteValidator(VoteValidator),
     LeaveValidator(LeaveValidator),
+    ApplyGroup(crate::keyspaces::groups::ApplyGroup),
+    VoteGroup(crate::keyspaces::groups::VoteGroup),
+    RotateTakedownAuthority(crate::keyspaces::groups::RotateTakedownAuthority),
+    SetGroupMember(crate::keyspaces::groups::SetGroupMember),
+    TakedownRequest(crate::keyspaces::takedowns::TakedownRequest),
+    CounterNotice(crate::keyspaces::takedowns::CounterNotice),
+    TakedownResolve(crate::keyspaces::takedowns::TakedownResolve),
+    SetFlag(crate::keyspaces::takedowns::SetFlag),
+    ClearFlag(crate::keyspaces::takedowns::ClearFlag),
     UploadComplete(UploadComplete),
     PublishRelease(PublishRelease),
     GrantEntitlement(GrantEntitlement),
@@ -45,6 +54,15 @@ impl Action {
             Action::ApplyValidator(a) => a.check_stateless(params),
             Action::VoteValidator(a) => a.check_stateless(params),
             Action::LeaveValidator(a) => a.check_stateless(params),
+            Action::ApplyGroup(a) => a.check_stateless(params),
+            Action::VoteGroup(a) => a.check_stateless(params),
+            Action::RotateTakedownAuthority(a) => a.check_stateless(params),
+            Action::SetGroupMember(a) => a.check_stateless(params),
+            Action::TakedownRequest(a) => a.check_stateless(params),
+            Action::CounterNotice(a) => a.check_stateless(params),
+            Action::TakedownResolve(a) => a.check_stateless(params),
+            Action::SetFlag(a) => a.check_stateless(params),
+            Action::ClearFlag(a) => a.check_stateless(params),
             Action::UploadComplete(a) => a.check_stateless(params),
             Action::PublishRelease(a) => a.check_stateless(params),
             Action::GrantEntitlement(a) => a.check_stateless(params),
@@ -71,6 +89,15 @@ impl Action {
             | Action::ApplyValidator(_)
             | Action::VoteValidator(_)
             | Action::LeaveValidator(_)
+            | Action::ApplyGroup(_)
+            | Action::VoteGroup(_)
+            | Action::RotateTakedownAuthority(_)
+            | Action::SetGroupMember(_)
+            | Action::TakedownRequest(_)
+            | Action::CounterNotice(_)
+            | Action::TakedownResolve(_)
+            | Action::SetFlag(_)
+            | Action::ClearFlag(_)
             | Action::UploadComplete(_)
             | Action::PublishRelease(_)
             | Action::GrantEntitlement(_)
@@ -88,6 +115,15 @@ impl Action {
             Action::ApplyValidator(_) => "validator.apply",
             Action::VoteValidator(_) => "validator.vote",
             Action::LeaveValidator(_) => "validator.leave",
+            Action::ApplyGroup(_) => "group.apply",
+            Action::VoteGroup(_) => "group.vote",
+            Action::RotateTakedownAuthority(_) => "group.rotate_authority",
+            Action::SetGroupMember(_) => "group.set_member",
+            Action::TakedownRequest(_) => "takedown.request",
+            Action::CounterNotice(_) => "takedown.counter_notice",
+            Action::TakedownResolve(_) => "takedown.resolve",
+            Action::SetFlag(_) => "flag.set",
+            Action::ClearFlag(_) => "flag.clear",
             Action::UploadComplete(_) => "rights.upload_complete",
             Action::PublishRelease(_) => "rights.publish_release",
             Action::GrantEntitlement(_) => "rights.grant_entitlement",
@@ -113,6 +149,15 @@ impl TryFrom<pb::Action> for Action {
             Kind::ApplyValidator(a) => Action::ApplyValidator(a.try_into()?),
             Kind::VoteValidator(v) => Action::VoteValidator(v.try_into()?),
             Kind::LeaveValidator(l) => Action::LeaveValidator(l.into()),
+            Kind::ApplyGroup(a) => Action::ApplyGroup(a),
+            Kind::VoteGroup(a) => Action::VoteGroup(a),
+            Kind::RotateTakedownAuthority(a) => Action::RotateTakedownAuthority(a),
+            Kind::SetGroupMember(a) => Action::SetGroupMember(a),
+            Kind::TakedownRequest(a) => Action::TakedownRequest(a),
+            Kind::CounterNotice(a) => Action::CounterNotice(a),
+            Kind::TakedownResolve(a) => Action::TakedownResolve(a),
+            Kind::SetFlag(a) => Action::SetFlag(a),
+            Kind::ClearFlag(a) => Action::ClearFlag(a),
             Kind::UploadComplete(a) => Action::UploadComplete(a.try_into()?),
             Kind::PublishRelease(a) => Action::PublishRelease(a.try_into()?),
             Kind::GrantEntitlement(a) => Action::GrantEntitlement(a.try_into()?),
@@ -145,6 +190,15 @@ impl From<Action> for pb::Action {
             Action::ApplyValidator(a) => Kind::ApplyValidator(a.into()),
             Action::VoteValidator(v) => Kind::VoteValidator(v.into()),
             Action::LeaveValidator(l) => Kind::LeaveValidator(l.into()),
+            Action::ApplyGroup(a) => Kind::ApplyGroup(a),
+            Action::VoteGroup(a) => Kind::VoteGroup(a),
+            Action::RotateTakedownAuthority(a) => Kind::RotateTakedownAuthority(a),
+            Action::SetGroupMember(a) => Kind::SetGroupMember(a),
+            Action::TakedownRequest(a) => Kind::TakedownRequest(a),
+            Action::CounterNotice(a) => Kind::CounterNotice(a),
+            Action::TakedownResolve(a) => Kind::TakedownResolve(a),
+            Action::SetFlag(a) => Kind::SetFlag(a),
+            Action::ClearFlag(a) => Kind::ClearFlag(a),
             Action::UploadComplete(a) => Kind::UploadComplete(a.into()),
             Action::PublishRelease(a) => Kind::PublishRelease(a.into()),
             Action::GrantEntitlement(a) => Kind::GrantEntitlement(a.into()),

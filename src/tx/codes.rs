@@ -65,6 +65,8 @@ pub enum Code {
     InvalidTransition = 209,
     /// Governance: a cap from `params.governance` would be exceeded.
     GovernanceCap = 210,
+    /// Governance: the uploader is not a member of the ACTIVE group it names.
+    NotGroupMember = 211,
     // Content and rights: 100-139 (140-159 are kept for the casbin keyspaces).
     /// The cid has no upload.
     UnknownCid = 100,
@@ -182,6 +184,7 @@ impl Code {
             Code::ConsensusKeyInUse => "CONSENSUS_KEY_IN_USE",
             Code::InvalidTransition => "INVALID_TRANSITION",
             Code::GovernanceCap => "GOVERNANCE_CAP",
+            Code::NotGroupMember => "NOT_GROUP_MEMBER",
             Code::UnknownCid => "UNKNOWN_CID",
             Code::RoleNotGrantable => "ROLE_NOT_GRANTABLE",
             Code::AlreadyPublished => "ALREADY_PUBLISHED",
@@ -225,7 +228,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 67] = [
+    pub const ALL: [Code; 68] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -254,6 +257,7 @@ impl Code {
         Code::ConsensusKeyInUse,
         Code::InvalidTransition,
         Code::GovernanceCap,
+        Code::NotGroupMember,
         Code::UnknownCid,
         Code::RoleNotGrantable,
         Code::AlreadyPublished,

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod governance;
+pub mod governance_content;
 pub mod rights;
 pub mod kv;
 
@@ -319,6 +320,11 @@ pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
         b"params/",
         b"validators/",
         b"validator_meta/",
+        b"groups/",
+        b"group_applications/",
+        b"group_meta/",
+        b"takedowns/",
+        b"flags/",
         b"uploads/",
         b"deks/",
         b"releases/",

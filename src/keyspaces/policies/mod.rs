@@ -36,6 +36,10 @@ pub trait PoliciesWrite: StateWrite {
     fn put_policy(&mut self, p: &pb::Policy) {
         self.put_raw(policy_key(&p.cid), p.encode_to_vec());
     }
+    /// Removes `cid`'s policy (a dismissed takedown restores "none").
+    fn delete_policy(&mut self, cid: &[u8]) {
+        self.delete_raw(policy_key(cid));
+    }
 }
 impl<T: StateWrite + ?Sized> PoliciesWrite for T {}
 

@@ -46,28 +46,24 @@ impl AccessDecision {
     }
 }
 
-/// HOOK for the takedown keyspace (governance issue): why `cid` is under a
-/// pending or confirmed takedown, or `None`. Until that keyspace exists
-/// nothing is under takedown. `SetPolicy` refuses while this is `Some`, and
-/// the access decision denies.
+/// Why `cid` is under a pending or confirmed takedown (the `takedowns/`
+/// keyspace), or `None`. `SetPolicy` refuses while this is `Some`, and the
+/// access decision denies.
 pub fn takedown_state<S: StateRead + ?Sized>(
     state: &S,
     cid: &[u8],
 ) -> Result<Option<String>, StoreError> {
-    let _ = (state, cid);
-    Ok(None)
+    crate::keyspaces::takedowns::takedown_state(state, cid)
 }
 
-/// HOOK for jurisdiction flags (governance issue): why access to `cid` in
-/// `territory` is denied by a flag, or `None`. Absent until that keyspace
-/// exists.
+/// Why access to `cid` in `territory` is denied by a jurisdiction flag
+/// (`flags/`), or `None`.
 pub fn governance_denial<S: StateRead + ?Sized>(
     state: &S,
     cid: &[u8],
     territory: &str,
 ) -> Result<Option<String>, StoreError> {
-    let _ = (state, cid, territory);
-    Ok(None)
+    crate::keyspaces::takedowns::governance_denial(state, cid, territory)
 }
 
 fn decision(policy_type: T, outcome: Result<String, RightsError>) -> AccessDecision {

@@ -192,6 +192,8 @@ impl UploadComplete {
         if state.upload(&m.flac_cid)?.is_some() {
             return Err(RightsError::UploadExists(hx(&m.flac_cid)).into());
         }
+        // Content joins a group only as a member's upload (governance).
+        crate::keyspaces::groups::require_member(state, &m.group_id, &m.uploader_pubkey)?;
         state.put_upload(&self.record(ctx));
         if let Some(dek) = &m.recovery_dek {
             state.put_recovery_dek(dek);

@@ -88,6 +88,66 @@ pub fn tally<E>(
     Ok((yes, no))
 }
 
+/// Casts `voter`'s vote in the open election `e` about `subject` and
+/// decides it with the ACTIVE powers now; a decided election is closed at
+/// `height`. The caller has checked that `voter` is ACTIVE.
+///
+/// # Errors
+/// `DoubleVote`; a store fault.
+pub fn cast<S: crate::store::StateRead + ?Sized>(
+    state: &S,
+    e: &mut pb::Election,
+    voter: &[u8; 32],
+    approve: bool,
+    height: u64,
+    subject: &str,
+) -> Result<Decision, crate::tx::TxError> {
+    use super::ValidatorsRead;
+    if has_voted(e, voter) {
+        return Err(super::GovError::DoubleVote {
+            voter: hex::encode(voter),
+            subject: subject.to_string(),
+            kind: kind_name(e.kind),
+            round: e.round,
+        }
+        .into());
+    }
+    e.votes.push(pb::Vote {
+        voter: voter.to_vec(),
+        approve,
+        height,
+    });
+    let (yes, no) = tally(e, |v| state.active_power(v))?;
+    let d = decide(yes, no, state.validator_totals()?.active_power);
+    match d {
+        Decision::Open => {}
+        Decision::Passed | Decision::Failed => {
+            e.status = if d == Decision::Passed {
+                PASSED
+            } else {
+                FAILED
+            };
+            e.closed_at = height;
+        }
+    }
+    Ok(d)
+}
+
+/// `NotValidator` unless `signer` is an ACTIVE validator.
+pub fn require_active<S: crate::store::StateRead + ?Sized>(
+    state: &S,
+    signer: &[u8; 32],
+) -> Result<(), crate::tx::TxError> {
+    use super::ValidatorsRead;
+    if state.active_power(signer)? == 0 {
+        return Err(super::GovError::NotValidator {
+            signer: hex::encode(signer),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,6 +50,8 @@ pub enum GovError {
         from: &'static str,
         action: &'static str,
     },
+    #[error("{member} is not a member of ACTIVE group {group:?}")]
+    NotGroupMember { member: String, group: String },
     #[error("{what}: {got} would exceed the cap of {limit}")]
     Cap {
         what: &'static str,
@@ -72,6 +74,7 @@ impl GovError {
             GovError::ConsensusKeyInUse { .. } => Code::ConsensusKeyInUse,
             GovError::InvalidTransition { .. } => Code::InvalidTransition,
             GovError::Cap { .. } => Code::GovernanceCap,
+            GovError::NotGroupMember { .. } => Code::NotGroupMember,
         }
     }
 }

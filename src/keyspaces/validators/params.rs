@@ -20,6 +20,11 @@ pub struct GovernanceParams {
     pub max_jurisdictions: u32,
     pub max_identity_bytes: u32,
     pub max_address_bytes: u32,
+    pub max_groups: u32,
+    pub max_group_authorities: u32,
+    pub max_group_members: u32,
+    pub max_reason_bytes: u32,
+    pub max_counter_notice_bytes: u32,
 }
 
 impl Default for GovernanceParams {
@@ -32,6 +37,11 @@ impl Default for GovernanceParams {
             max_jurisdictions: 32,
             max_identity_bytes: 256,
             max_address_bytes: 256,
+            max_groups: 1000,
+            max_group_authorities: 8,
+            max_group_members: 1000,
+            max_reason_bytes: 1024,
+            max_counter_notice_bytes: 4096,
         }
     }
 }
@@ -48,6 +58,9 @@ impl GovernanceParams {
                 "governance: elected_validator_power ({}) and unbonding_blocks ({}) must be positive",
                 g.elected_validator_power, g.unbonding_blocks
             ));
+        }
+        if g.max_group_authorities == 0 {
+            return Err("governance: max_group_authorities must be positive".into());
         }
         if g.max_active_validators == 0 || g.max_validator_records < g.max_active_validators {
             return Err(format!(
@@ -78,6 +91,11 @@ impl From<&GovernanceParams> for pb::GovernanceParams {
             max_jurisdictions: g.max_jurisdictions,
             max_identity_bytes: g.max_identity_bytes,
             max_address_bytes: g.max_address_bytes,
+            max_groups: g.max_groups,
+            max_group_authorities: g.max_group_authorities,
+            max_group_members: g.max_group_members,
+            max_reason_bytes: g.max_reason_bytes,
+            max_counter_notice_bytes: g.max_counter_notice_bytes,
         }
     }
 }
@@ -92,6 +110,11 @@ impl From<pb::GovernanceParams> for GovernanceParams {
             max_jurisdictions: g.max_jurisdictions,
             max_identity_bytes: g.max_identity_bytes,
             max_address_bytes: g.max_address_bytes,
+            max_groups: g.max_groups,
+            max_group_authorities: g.max_group_authorities,
+            max_group_members: g.max_group_members,
+            max_reason_bytes: g.max_reason_bytes,
+            max_counter_notice_bytes: g.max_counter_notice_bytes,
         }
     }
 }

@@ -1,0 +1,295 @@
+//! Group actions: `ApplyGroup`, `VoteGroup`, `RotateTakedownAuthority`,
+//! `SetGroupMember`.
+
+use super::{next_group_status, require_authority, GroupStatus, GroupsRead, GroupsWrite};
+use crate::keyspaces::params::Params;
+use crate::keyspaces::validators::election::{self, cast, require_active, Decision};
+use crate::keyspaces::validators::GovError;
+use crate::keyspaces::{Event, TxContext};
+use crate::proto::governance as pb;
+use crate::store::StateWrite;
+use crate::tx::TxError;
+
+pub type ApplyGroup = pb::ApplyGroup;
+pub type VoteGroup = pb::VoteGroup;
+pub type RotateTakedownAuthority = pb::RotateTakedownAuthority;
+pub type SetGroupMember = pb::SetGroupMember;
+
+fn check_id(id: &str, params: &Params) -> Result<(), TxError> {
+    let max = params.rights.max_group_id_bytes as usize;
+    if id.is_empty() || id.len() > max {
+        return Err(TxError::InvalidArgument(format!(
+            "group id {id:?} is {} bytes; allowed 1..={max}",
+            id.len()
+        )));
+    }
+    Ok(())
+}
+
+/// 1..=max distinct valid ed25519 keys.
+fn check_keys(what: &str, keys: &[Vec<u8>], min: usize, max: u32) -> Result<(), TxError> {
+    if keys.len() < min || keys.len() > max as usize {
+        return Err(TxError::InvalidArgument(format!(
+            "{} {what}; allowed {min}..={max}",
+            keys.len()
+        )));
+    }
+    for (i, k) in keys.iter().enumerate() {
+        crate::tx::identity_key(k)
+            .map_err(|e| TxError::InvalidArgument(format!("{what} {}: {e}", hex::encode(k))))?;
+        if keys[..i].contains(k) {
+            return Err(TxError::InvalidArgument(format!(
+                "{what} {} twice",
+                hex::encode(k)
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl pb::ApplyGroup {
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        let g = &params.governance;
+        check_id(&self.group_id, params)?;
+        check_keys(
+            "takedown authorities",
+            &self.takedown_authorities,
+            1,
+            g.max_group_authorities,
+        )?;
+        check_keys("members", &self.members, 0, g.max_group_members)
+    }
+
+    /// # Errors
+    /// `Conflict` when the group exists or an application is open.
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        if state.group(&self.group_id)?.is_some() {
+            return Err(TxError::Conflict(format!(
+                "group {:?} exists",
+                self.group_id
+            )));
+        }
+        let previous = state.group_application(&self.group_id)?;
+        let prev_election = previous.as_ref().and_then(|a| a.election.clone());
+        if prev_election
+            .as_ref()
+            .is_some_and(|e| e.status == election::OPEN)
+        {
+            return Err(TxError::Conflict(format!(
+                "group {:?} has an open application",
+                self.group_id
+            )));
+        }
+        if previous.is_none() {
+            let count = state.group_count()?;
+            let limit = ctx.params.governance.max_groups;
+            if count >= u64::from(limit) {
+                return Err(GovError::Cap {
+                    what: "groups",
+                    got: count + 1,
+                    limit: u64::from(limit),
+                }
+                .into());
+            }
+            state.put_group_count(count + 1);
+        }
+        let e = election::open(pb::ElectionKind::Admit, prev_election.as_ref(), ctx.height);
+        state.put_group_application(&pb::GroupRecord {
+            group_id: self.group_id.clone(),
+            takedown_authorities: self.takedown_authorities.clone(),
+            status: 0,
+            stake: 0,
+            admitted_at: 0,
+            members: self.members.clone(),
+            applicant: ctx.signer.to_vec(),
+            election: Some(e),
+        });
+        ctx.emit(
+            Event::new("group.applied")
+                .indexed("group_id", self.group_id.clone())
+                .indexed("applicant", hex::encode(ctx.signer)),
+        );
+        Ok(())
+    }
+}
+
+impl pb::VoteGroup {
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        check_id(&self.group_id, params)?;
+        match pb::ElectionKind::try_from(self.kind) {
+            Ok(pb::ElectionKind::Admit | pb::ElectionKind::Suspend | pb::ElectionKind::Remove) => {
+                Ok(())
+            }
+            _ => Err(TxError::InvalidArgument(format!(
+                "group election kind {}",
+                self.kind
+            ))),
+        }
+    }
+
+    /// # Errors
+    /// `NotValidator`, `ElectionClosed`, `DoubleVote`, `GovernanceCap` (groups).
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        require_active(state, &ctx.signer)?;
+        let kind = pb::ElectionKind::try_from(self.kind).unwrap_or(pb::ElectionKind::Unspecified);
+        let group = state.group(&self.group_id)?;
+        let from = group.as_ref().and_then(|g| GroupStatus::of(g.status));
+        let (mut rec, is_application) = match group {
+            Some(g) => (g, false),
+            None => match state.group_application(&self.group_id)? {
+                Some(a) => (a, true),
+                None => return Err(TxError::NotFound(format!("group {:?}", self.group_id))),
+            },
+        };
+        let closed = || GovError::ElectionClosed {
+            subject: self.group_id.clone(),
+            kind: election::kind_name(self.kind),
+            status: if is_application {
+                "APPLIED"
+            } else {
+                from.map_or("?", GroupStatus::name)
+            },
+        };
+        let to = next_group_status(from, kind).ok_or_else(closed)?;
+        let mut e = match rec.election.clone() {
+            Some(e) if e.status == election::OPEN && e.kind == self.kind => e,
+            _ if is_application => return Err(closed().into()),
+            prev => election::open(kind, prev.as_ref(), ctx.height),
+        };
+        let d = cast(
+            state,
+            &mut e,
+            &ctx.signer,
+            self.approve,
+            ctx.height,
+            &self.group_id,
+        )?;
+        rec.election = Some(e);
+        if d == Decision::Passed {
+            if is_application {
+                rec.admitted_at = ctx.height;
+            }
+            rec.status = to as u32;
+            state.put_group(&rec);
+            let name = match to {
+                GroupStatus::Active => "group.admitted",
+                GroupStatus::Suspended => "group.suspended",
+                GroupStatus::Removed => "group.removed",
+            };
+            ctx.emit(
+                Event::new(name)
+                    .indexed("group_id", self.group_id.clone())
+                    .plain("height", ctx.height.to_string()),
+            );
+        } else if is_application {
+            state.put_group_application(&rec);
+        } else {
+            state.put_group(&rec);
+        }
+        if is_application && d == Decision::Passed {
+            let mut app = rec.clone();
+            app.status = 0;
+            state.put_group_application(&app);
+        }
+        ctx.emit(
+            Event::new("group.voted")
+                .indexed("group_id", self.group_id.clone())
+                .indexed("voter", hex::encode(ctx.signer))
+                .plain("kind", election::kind_name(self.kind))
+                .plain("approve", self.approve.to_string()),
+        );
+        Ok(())
+    }
+}
+
+impl pb::RotateTakedownAuthority {
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        check_id(&self.group_id, params)?;
+        check_keys(
+            "takedown authorities",
+            &self.takedown_authorities,
+            1,
+            params.governance.max_group_authorities,
+        )
+    }
+
+    /// # Errors
+    /// `NotTakedownAuthority` unless the signer is a current authority of the ACTIVE group.
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let mut g = require_authority(state, &self.group_id, &ctx.signer, "(rotation)")?;
+        g.takedown_authorities = self.takedown_authorities.clone();
+        state.put_group(&g);
+        ctx.emit(
+            Event::new("group.authority_rotated")
+                .indexed("group_id", self.group_id.clone())
+                .plain("by", hex::encode(ctx.signer))
+                .plain("authorities", g.takedown_authorities.len().to_string()),
+        );
+        Ok(())
+    }
+}
+
+impl pb::SetGroupMember {
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        check_id(&self.group_id, params)?;
+        check_keys("member", std::slice::from_ref(&self.member), 1, 1)
+    }
+
+    /// # Errors
+    /// `NotTakedownAuthority`; `NotFound` removing a non-member; `GovernanceCap`.
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let mut g = require_authority(state, &self.group_id, &ctx.signer, "(membership)")?;
+        let present = g.members.contains(&self.member);
+        match (self.add, present) {
+            (true, true) => return Ok(()),
+            (true, false) => {
+                let limit = ctx.params.governance.max_group_members;
+                if g.members.len() >= limit as usize {
+                    return Err(GovError::Cap {
+                        what: "group members",
+                        got: g.members.len() as u64 + 1,
+                        limit: u64::from(limit),
+                    }
+                    .into());
+                }
+                g.members.push(self.member.clone());
+            }
+            (false, false) => {
+                return Err(TxError::NotFound(format!(
+                    "member {} of group {:?}",
+                    hex::encode(&self.member),
+                    self.group_id
+                )))
+            }
+            (false, true) => g.members.retain(|m| m != &self.member),
+        }
+        state.put_group(&g);
+        let kind = if self.add {
+            "group.member_added"
+        } else {
+            "group.member_removed"
+        };
+        ctx.emit(
+            Event::new(kind)
+                .indexed("group_id", self.group_id.clone())
+                .indexed("member", hex::encode(&self.member)),
+        );
+        Ok(())
+    }
+}

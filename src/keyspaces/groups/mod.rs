@@ -1,0 +1,216 @@
+//! The `groups/` keyspace: publisher groups. `ApplyGroup` stores an
+//! application (`group_applications/{group_id}`) with an ADMIT election of
+//! the ACTIVE validators; admission writes `groups/{group_id}` as ACTIVE with
+//! `admitted_at`. SUSPEND and REMOVE elections follow the same rules; an
+//! ADMIT election about a SUSPENDED group reinstates it. A takedown
+//! authority of the group rotates the authority set and adds or removes
+//! member publishers. An upload belongs to a group only if its uploader is a
+//! member of the ACTIVE group at upload time ([`require_member`]).
+
+mod actions;
+
+pub use actions::{ApplyGroup, RotateTakedownAuthority, SetGroupMember, VoteGroup};
+
+use prost::Message;
+
+use crate::keyspaces::validators::GovError;
+use crate::proto::governance as pb;
+use crate::store::{StateRead, StateWrite, StoreError};
+use crate::tx::TxError;
+
+/// `GroupRecord.status`, the document's enum (0: an application).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum GroupStatus {
+    Active = 1,
+    Suspended = 2,
+    Removed = 3,
+}
+
+impl GroupStatus {
+    pub const ALL: [GroupStatus; 3] = [
+        GroupStatus::Active,
+        GroupStatus::Suspended,
+        GroupStatus::Removed,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupStatus::Active => "ACTIVE",
+            GroupStatus::Suspended => "SUSPENDED",
+            GroupStatus::Removed => "REMOVED",
+        }
+    }
+    pub fn of(status: u32) -> Option<GroupStatus> {
+        Self::ALL.into_iter().find(|s| *s as u32 == status)
+    }
+}
+
+/// The only group transitions: a passed election of `kind` from `from`
+/// (`None`: an application).
+pub fn next_group_status(from: Option<GroupStatus>, kind: pb::ElectionKind) -> Option<GroupStatus> {
+    use pb::ElectionKind as K;
+    use GroupStatus as G;
+    match (from, kind) {
+        (None | Some(G::Suspended), K::Admit) => Some(G::Active),
+        (Some(G::Active), K::Suspend) => Some(G::Suspended),
+        (Some(G::Active | G::Suspended), K::Remove) => Some(G::Removed),
+        _ => None,
+    }
+}
+
+const GROUPS: &[u8] = b"groups/";
+const APPLICATIONS: &[u8] = b"group_applications/";
+const COUNT: &[u8] = b"group_meta/count";
+
+/// `groups/{group_id}`.
+pub fn group_key(group_id: &str) -> Vec<u8> {
+    let mut k = GROUPS.to_vec();
+    k.extend_from_slice(group_id.as_bytes());
+    k
+}
+
+/// `group_meta/count`: fixed-width big-endian u64.
+pub fn group_count_key() -> Vec<u8> {
+    COUNT.to_vec()
+}
+
+/// `group_applications/{group_id}`.
+pub fn application_key(group_id: &str) -> Vec<u8> {
+    let mut k = APPLICATIONS.to_vec();
+    k.extend_from_slice(group_id.as_bytes());
+    k
+}
+
+fn read(
+    state: &(impl StateRead + ?Sized),
+    key: Vec<u8>,
+) -> Result<Option<pb::GroupRecord>, StoreError> {
+    match state.get_raw(&key)? {
+        None => Ok(None),
+        Some(raw) => pb::GroupRecord::decode(raw.as_slice())
+            .map(Some)
+            .map_err(|e| StoreError::corrupt(&key, e)),
+    }
+}
+
+pub trait GroupsRead: StateRead {
+    fn group(&self, group_id: &str) -> Result<Option<pb::GroupRecord>, StoreError> {
+        read(self, group_key(group_id))
+    }
+    fn group_application(&self, group_id: &str) -> Result<Option<pb::GroupRecord>, StoreError> {
+        read(self, application_key(group_id))
+    }
+    /// Group ids ever applied for (the `max_groups` cap counts them).
+    fn group_count(&self) -> Result<u64, StoreError> {
+        Ok(self
+            .get_raw(&group_count_key())?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map_or(0, u64::from_be_bytes))
+    }
+}
+impl<T: StateRead + ?Sized> GroupsRead for T {}
+
+pub trait GroupsWrite: StateWrite {
+    fn put_group(&mut self, g: &pb::GroupRecord) {
+        self.put_raw(group_key(&g.group_id), g.encode_to_vec());
+    }
+    fn put_group_application(&mut self, g: &pb::GroupRecord) {
+        self.put_raw(application_key(&g.group_id), g.encode_to_vec());
+    }
+    fn put_group_count(&mut self, n: u64) {
+        self.put_raw(group_count_key(), n.to_be_bytes().to_vec());
+    }
+}
+impl<T: StateWrite + ?Sized> GroupsWrite for T {}
+
+/// The ACTIVE group `group_id` if `signer` is one of its takedown authorities.
+///
+/// # Errors
+/// `NotTakedownAuthority` (naming `what`) otherwise.
+pub fn require_authority<S: StateRead + ?Sized>(
+    state: &S,
+    group_id: &str,
+    signer: &[u8; 32],
+    what: &str,
+) -> Result<pb::GroupRecord, TxError> {
+    let g = state
+        .group(group_id)?
+        .filter(|g| g.status == GroupStatus::Active as u32);
+    match g {
+        Some(g)
+            if g.takedown_authorities
+                .iter()
+                .any(|a| a.as_slice() == signer) =>
+        {
+            Ok(g)
+        }
+        _ => Err(GovError::NotTakedownAuthority {
+            signer: hex::encode(signer),
+            group: group_id.to_string(),
+            cid: what.to_string(),
+        }
+        .into()),
+    }
+}
+
+/// An upload may name `group_id` only if `uploader` is a member of that
+/// ACTIVE group now (at upload time). An empty `group_id` names no group.
+///
+/// # Errors
+/// `NotGroupMember`.
+pub fn require_member<S: StateRead + ?Sized>(
+    state: &S,
+    group_id: &str,
+    uploader: &[u8],
+) -> Result<(), TxError> {
+    if group_id.is_empty() {
+        return Ok(());
+    }
+    let ok = state.group(group_id)?.is_some_and(|g| {
+        g.status == GroupStatus::Active as u32 && g.members.iter().any(|m| m.as_slice() == uploader)
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(GovError::NotGroupMember {
+            member: hex::encode(uploader),
+            group: group_id.to_string(),
+        }
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_documented_group_transitions_exist() {
+        use pb::ElectionKind as K;
+        use GroupStatus as G;
+        let allowed = [
+            (None, K::Admit, G::Active),
+            (Some(G::Suspended), K::Admit, G::Active),
+            (Some(G::Active), K::Suspend, G::Suspended),
+            (Some(G::Active), K::Remove, G::Removed),
+            (Some(G::Suspended), K::Remove, G::Removed),
+        ];
+        let froms = std::iter::once(None).chain(G::ALL.into_iter().map(Some));
+        for from in froms {
+            for k in [K::Unspecified, K::Admit, K::Remove, K::Suspend] {
+                let want = allowed
+                    .iter()
+                    .find(|(f, kk, _)| *f == from && *kk == k)
+                    .map(|(_, _, t)| *t);
+                assert_eq!(next_group_status(from, k), want, "{from:?} {k:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn group_keys_are_prefixed_and_ordered() {
+        assert!(group_key("a") < group_key("b"));
+        assert!(!application_key("x").starts_with(GROUPS));
+        assert_eq!(group_key("g1"), b"groups/g1".to_vec());
+    }
+}

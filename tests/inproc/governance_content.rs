@@ -1,0 +1,116 @@
+//! Helpers for groups, takedowns and flags over the rights world.
+
+#![allow(dead_code)]
+
+use stave::keyspaces::rights::access;
+use stave::proto::governance as gpb;
+use stave::proto::rights as rpb;
+use stave::tx::{Action, Code};
+
+use super::rights::*;
+
+pub const AUTHORITY: u8 = 10;
+pub const OTHER_AUTHORITY: u8 = 11;
+pub const GROUP: &str = "label";
+
+pub fn apply_group(id: &str, authority: u8, members: &[u8]) -> Action {
+    Action::ApplyGroup(gpb::ApplyGroup {
+        group_id: id.into(),
+        takedown_authorities: vec![pk(authority).to_vec()],
+        members: members.iter().map(|m| pk(*m).to_vec()).collect(),
+    })
+}
+
+pub fn vote_group(id: &str, kind: gpb::ElectionKind, approve: bool) -> Action {
+    Action::VoteGroup(gpb::VoteGroup {
+        group_id: id.into(),
+        kind: kind as i32,
+        approve,
+    })
+}
+
+pub fn takedown(cid: &[u8]) -> Action {
+    Action::TakedownRequest(gpb::TakedownRequest {
+        cid: cid.to_vec(),
+        reason: "infringes catalogue #12".into(),
+        evidence_hash: vec![0xab; 32],
+    })
+}
+
+pub fn counter(cid: &[u8]) -> Action {
+    Action::CounterNotice(gpb::CounterNotice {
+        cid: cid.to_vec(),
+        content: b"we hold the master rights".to_vec(),
+    })
+}
+
+pub fn resolve(cid: &[u8], confirm: bool) -> Action {
+    Action::TakedownResolve(gpb::TakedownResolve {
+        cid: cid.to_vec(),
+        confirm,
+    })
+}
+
+pub fn set_flag(cid: &[u8], j: &str) -> Action {
+    Action::SetFlag(gpb::SetFlag {
+        cid: cid.to_vec(),
+        jurisdiction: j.into(),
+        reason: "court order".into(),
+    })
+}
+
+pub fn clear_flag(cid: &[u8], j: &str) -> Action {
+    Action::ClearFlag(gpb::ClearFlag {
+        cid: cid.to_vec(),
+        jurisdiction: j.into(),
+    })
+}
+
+/// A world with group `GROUP` admitted (authority `AUTHORITY`, member
+/// `UPLOADER`), and `cid` uploaded into it and published by `UPLOADER`.
+pub async fn grouped(cid: &[u8]) -> World {
+    let mut w = World::new().await;
+    w.send(STRANGER, vec![apply_group(GROUP, AUTHORITY, &[UPLOADER])])
+        .await
+        .ok();
+    for v in &VALIDATORS[..3] {
+        w.send(*v, vec![vote_group(GROUP, gpb::ElectionKind::Admit, true)])
+            .await
+            .ok();
+    }
+    let mut m = manifest(cid);
+    m.group_id = GROUP.into();
+    w.send(VALIDATORS[0], vec![upload_action(UPLOADER, m)])
+        .await
+        .ok();
+    w.send(UPLOADER, vec![publish(cid, ern())]).await.ok();
+    w
+}
+
+/// The access decision for `who` in `territory`: None if allowed, else its code.
+pub fn access_code(w: &World, cid: &[u8], who: u8, territory: &str) -> Option<Code> {
+    let d = access::decide(
+        &w.node.store.committed(),
+        cid,
+        &pk(who),
+        territory,
+        1_700_000_000 + w.height,
+    )
+    .unwrap();
+    d.outcome.err().map(|e| e.code())
+}
+
+pub fn policy_type(w: &World, cid: &[u8]) -> Option<rpb::PolicyType> {
+    use stave::keyspaces::policies::{type_of, PoliciesRead};
+    w.node
+        .store
+        .committed()
+        .policy(cid)
+        .unwrap()
+        .map(|p| type_of(&p))
+}
+
+pub fn takedown_record(w: &World, cid: &[u8]) -> gpb::Takedown {
+    use stave::keyspaces::takedowns::TakedownsRead;
+    w.node.store.committed().takedown(cid).unwrap().unwrap()
+}
