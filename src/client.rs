@@ -97,6 +97,7 @@ impl CometRpc {
 pub struct StaveClient {
     pub tx: TxServiceClient<tonic::transport::Channel>,
     pub query: QueryServiceClient<tonic::transport::Channel>,
+    pub kv: crate::proto::kv::kv_service_client::KvServiceClient<tonic::transport::Channel>,
 }
 
 impl StaveClient {
@@ -114,7 +115,8 @@ impl StaveClient {
             .map_err(|e| anyhow::anyhow!("connecting to {url}: {e}"))?;
         Ok(StaveClient {
             tx: TxServiceClient::new(channel.clone()),
-            query: QueryServiceClient::new(channel),
+            query: QueryServiceClient::new(channel.clone()),
+            kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel),
         })
     }
 }
