@@ -134,6 +134,7 @@ pub struct StaveClient {
     >,
     pub rights:
         crate::proto::rights::rights_service_client::RightsServiceClient<tonic::transport::Channel>,
+    pub kv: crate::proto::kv::kv_service_client::KvServiceClient<tonic::transport::Channel>,
 }
 
 impl StaveClient {
@@ -156,7 +157,8 @@ impl StaveClient {
                 crate::proto::governance::governance_service_client::GovernanceServiceClient::new(
                     channel.clone(),
                 ),
-            rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(channel),
+            rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(channel.clone()),
+            kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel),
         })
     }
 }
