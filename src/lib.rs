@@ -23,7 +23,8 @@
 //! Modules:
 //! - [`store`]: the chain store, overlays, JMT, commit, pruning, proofs.
 //! - [`tx`]: envelope, sign bytes, ZIP-215 verification, error codes.
-//! - [`keyspaces`]: one module per keyspace (accounts, kv, params, validators).
+//! - [`keyspaces`]: one module per keyspace (accounts, kv, params, validators,
+//!   uploads, deks, releases, entitlements, policies, grants; shared rights rules).
 //! - [`app`]: genesis, proposals, FinalizeBlock, Commit, the mempool view.
 //! - [`abci`]: tower-abci services around the app.
 //! - [`grpc`]: tonic services for clients.

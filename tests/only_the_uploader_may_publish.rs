@@ -38,4 +38,31 @@ async fn only_the_uploader_may_publish() {
     assert_eq!(r.signature.len(), 64);
     assert_eq!(ern_of(&r).unwrap(), ern());
     assert_eq!(w.role(b"cid-1", UPLOADER), Some(pb::Role::Owner));
+
+    // the ABCI query paths serve the records, with proofs
+    let q = w
+        .node
+        .query(
+            &format!("/releases/{}", hex::encode(b"cid-1")),
+            b"",
+            0,
+            true,
+        )
+        .await;
+    assert!(q.code.is_ok(), "{}", q.log);
+    assert_eq!(
+        <pb::Release as prost::Message>::decode(q.value.as_ref()).unwrap(),
+        r
+    );
+    assert!(q.proof.is_some());
+    let path = format!(
+        "/entitlements/{}/{}",
+        hex::encode(b"cid-1"),
+        hex::encode(pk(UPLOADER))
+    );
+    let q = w.node.query(&path, b"", 0, false).await;
+    let e = <pb::Entitlement as prost::Message>::decode(q.value.as_ref()).unwrap();
+    assert_eq!(e.role, pb::Role::Owner as i32);
+    let q = w.node.query("/entitlements/zz", b"", 0, false).await;
+    assert!(q.code.is_err());
 }

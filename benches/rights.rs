@@ -1,0 +1,268 @@
+//! Content and rights benchmarks.
+//!
+//! - `check_access <n>`: a chain store holding `n` CONSUMER entitlements
+//!   (territory-scoped, over 1,000 published cids) is served by the real
+//!   `RightsService` over gRPC on 127.0.0.1; one client sends sequential
+//!   `CheckAccess` requests for random holders (half inside, half outside
+//!   their territory) and reports p50/p99/max latency.
+//! - `grant_blocks <block size> <blocks>`: FinalizeBlock + Commit through
+//!   the app for blocks of signed `GrantEntitlement` txs (one grant each,
+//!   one OWNER signing, fresh grantees), tx/s and ms per block.
+//!
+//! Run: `cargo bench --bench rights` (both, 1M entitlements, 5 blocks of
+//! 1,000 txs) or `cargo bench --bench rights -- check_access 100000`.
+
+use std::time::{Duration, Instant};
+
+use ed25519_dalek::SigningKey;
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use stave::app::{App, AppConfig};
+use stave::keyspaces::entitlements::{EntitlementsWrite, GrantEntitlement};
+use stave::keyspaces::params::{Params, ParamsWrite};
+use stave::keyspaces::uploads::{sign_manifest, UploadsWrite};
+use stave::proto::rights as pb;
+use stave::store::{ChainStore, MemState, Overlay};
+use stave::tx::{build::sign_tx, Action};
+
+const CHAIN: &str = "bench";
+const CIDS: u64 = 1000;
+
+fn cid(i: u64) -> Vec<u8> {
+    format!("bafk-bench-{i:06}").into_bytes()
+}
+
+fn holder(i: u64) -> [u8; 32] {
+    Sha256::digest(i.to_be_bytes()).into()
+}
+
+fn prefill(store: &ChainStore, n: u64) {
+    let t = Instant::now();
+    let base = MemState::default();
+    let mut o = Overlay::new(&base);
+    o.put_params(&Params::default());
+    for c in 0..CIDS {
+        o.put_upload(&pb::Upload {
+            flac_cid: cid(c),
+            status: pb::UploadStatus::Published.into(),
+            ..Default::default()
+        });
+    }
+    for i in 0..n {
+        let e = pb::Entitlement {
+            cid: cid(i % CIDS),
+            pubkey: holder(i).to_vec(),
+            role: pb::Role::Consumer.into(),
+            scope: Some(pb::Scope {
+                territories: vec!["GB".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        o.put_entitlement(&holder(i), &e).expect("put");
+    }
+    let changes = o.into_changes();
+    store.commit_genesis(CHAIN, 0, changes).expect("genesis");
+    eprintln!(
+        "prefilled {n} entitlements in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+}
+
+fn pct(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+async fn check_access(n: u64, requests: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = ChainStore::open(dir.path()).expect("open");
+    prefill(&store, n);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let svc = stave::grpc::rights::RightsServiceImpl {
+        store: store.clone(),
+    };
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(pb::rights_service_server::RightsServiceServer::new(svc))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let mut c = stave::client::StaveClient::connect(&format!("http://{addr}"))
+        .await
+        .expect("connect");
+    let mut rng = rand::thread_rng();
+    let mut lat = Vec::with_capacity(requests);
+    let mut allowed = 0usize;
+    for k in 0..requests + 500 {
+        let i = rng.gen_range(0..n);
+        let req = pb::CheckAccessRequest {
+            cid: cid(i % CIDS),
+            consumer_pubkey: holder(i).to_vec(),
+            territory: if k % 2 == 0 { "GB" } else { "US" }.into(),
+        };
+        let t = Instant::now();
+        let r = c
+            .rights
+            .check_access(req)
+            .await
+            .expect("check")
+            .into_inner();
+        if k >= 500 {
+            lat.push(t.elapsed());
+            allowed += r.allowed as usize;
+        }
+        assert_eq!(r.allowed, k % 2 == 0, "{r:?}");
+    }
+    lat.sort();
+    println!(
+        "check_access entitlements={n} requests={requests} allowed={allowed} p50={:.3}ms p99={:.3}ms max={:.3}ms",
+        pct(&lat, 0.5),
+        pct(&lat, 0.99),
+        pct(&lat, 1.0)
+    );
+    server.abort();
+}
+
+/// CometBFT's genesis validators: (consensus key, power).
+type CometValidators = Vec<(Vec<u8>, u64)>;
+
+fn genesis() -> (Vec<u8>, CometValidators, SigningKey) {
+    let op = SigningKey::from_bytes(&[201; 32]);
+    let cons = SigningKey::from_bytes(&[202; 32])
+        .verifying_key()
+        .to_bytes();
+    let x = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([203; 32]));
+    let g = serde_json::json!({"validators": [{
+        "operator_key": hex::encode(op.verifying_key().to_bytes()),
+        "consensus_key": hex::encode(cons), "x25519_key": hex::encode(x.as_bytes()),
+        "address": "127.0.0.1:1", "power": 10}]});
+    (
+        serde_json::to_vec(&g).expect("json"),
+        vec![(cons.to_vec(), 10)],
+        op,
+    )
+}
+
+fn block(app: &mut App, h: &mut u64, txs: &[Vec<u8>]) -> (f64, f64) {
+    *h += 1;
+    let t = Instant::now();
+    let out = app
+        .finalize_block(*h, *h as i64 * 1_000_000_000, txs)
+        .expect("finalize");
+    let fin = t.elapsed().as_secs_f64();
+    assert!(out.txs.iter().all(|r| r.code.value() == 0), "a tx failed");
+    let t = Instant::now();
+    app.commit().expect("commit");
+    (fin, t.elapsed().as_secs_f64())
+}
+
+fn grant_blocks(block_size: usize, blocks: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = App::load(
+        ChainStore::open(dir.path()).expect("open"),
+        AppConfig::default(),
+    )
+    .expect("load");
+    let (g, comet, op) = genesis();
+    app.init_chain(CHAIN, 0, &g, &comet).expect("genesis");
+    let owner = SigningKey::from_bytes(&[1; 32]);
+    let vk = op.verifying_key().to_bytes().to_vec();
+    let eph = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([9; 32]));
+    let m = pb::UploadManifest {
+        chain_id: CHAIN.into(),
+        flac_cid: cid(0),
+        encrypted_cid: b"e".to_vec(),
+        encrypted_size: 1,
+        replication_set: vec![vk.clone()],
+        dek_holder_set: vec![vk.clone()],
+        processing_validator: vk,
+        recovery_dek: Some(pb::WrappedDek {
+            wrapped_dek: vec![1; 48],
+            ephemeral_pubkey: eph.as_bytes().to_vec(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let uc = Action::UploadComplete(sign_manifest(&owner, m).try_into().expect("uc"));
+    let mut h = 0;
+    block(&mut app, &mut h, &[sign_tx(&op, CHAIN, 0, vec![uc], "")]);
+    let ern = pb::ErnRelease {
+        icpn: "4006381333931".into(),
+        title: "t".into(),
+        display_artist: "a".into(),
+        release_date: "2026-01-01".into(),
+        tracks: vec![pb::ErnTrack {
+            isrc: "USRC17607839".into(),
+            title: "t".into(),
+            duration_secs: 1,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let publish = Action::PublishRelease(stave::keyspaces::releases::PublishRelease {
+        flac_cid: cid(0),
+        ern,
+    });
+    block(
+        &mut app,
+        &mut h,
+        &[sign_tx(&owner, CHAIN, 0, vec![publish], "")],
+    );
+    let mut nonce = 1u64;
+    let (mut fin, mut com) = (0.0, 0.0);
+    for b in 0..blocks {
+        let txs: Vec<Vec<u8>> = (0..block_size)
+            .map(|i| {
+                let mut seed = [7u8; 32];
+                seed[..8].copy_from_slice(&((b * block_size + i) as u64).to_le_bytes());
+                let grantee = SigningKey::from_bytes(&seed)
+                    .verifying_key()
+                    .to_bytes()
+                    .to_vec();
+                let a = Action::GrantEntitlement(GrantEntitlement {
+                    cid: cid(0),
+                    pubkey: grantee,
+                    role: pb::Role::Consumer,
+                    scope: Some(pb::Scope {
+                        territories: vec!["GB".into()],
+                        ..Default::default()
+                    }),
+                });
+                nonce += 1;
+                sign_tx(&owner, CHAIN, nonce - 1, vec![a], "")
+            })
+            .collect();
+        let (f, c) = block(&mut app, &mut h, &txs);
+        fin += f;
+        com += c;
+    }
+    let n = (block_size * blocks) as f64;
+    println!(
+        "grant_blocks block_size={block_size} blocks={blocks} finalize_ms_per_block={:.1} commit_ms_per_block={:.1} tx_per_s={:.0}",
+        fin * 1e3 / blocks as f64,
+        com * 1e3 / blocks as f64,
+        n / (fin + com)
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    match args.first().map(String::as_str) {
+        Some("check_access") => {
+            rt.block_on(check_access(num(1, 1_000_000), num(2, 20_000) as usize))
+        }
+        Some("grant_blocks") => grant_blocks(num(1, 1000) as usize, num(2, 5) as usize),
+        _ => {
+            rt.block_on(check_access(1_000_000, 20_000));
+            grant_blocks(1000, 5);
+        }
+    }
+}
