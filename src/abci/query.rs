@@ -6,6 +6,7 @@
 //! | `/store` | raw state key | raw stored bytes |
 //! | `/accounts/{pubkey hex}` | — | `stave.accounts.v1.Account` |
 //! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` |
+//! | governance paths | — | see `keyspaces::validators::query::abci_state_key` |
 
 use prost::Message;
 use tendermint::abci::{request, response};
@@ -28,6 +29,9 @@ fn hex32(s: &str) -> Result<[u8; 32], String> {
 /// Resolves a query path (and data) to a state key.
 pub fn state_key(path: &str, data: &[u8]) -> Result<Vec<u8>, String> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    if let Some(k) = crate::keyspaces::validators::query::abci_state_key(&parts) {
+        return k;
+    }
     match parts.as_slice() {
         ["store"] => Ok(data.to_vec()),
         ["accounts", pk] => Ok(account_key(&hex32(pk)?)),
