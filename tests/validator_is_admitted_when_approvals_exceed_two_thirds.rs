@@ -68,3 +68,26 @@ async fn the_admitted_validator_counts_in_the_next_election() {
     assert_eq!(c.status(111), "ACTIVE");
     assert_eq!(updates(&r), vec![(pubkey(cons_seed(111)), 10)]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_record_and_the_set_are_queryable_over_abci_with_proofs() {
+    use prost::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Chain::start(Node::open(dir.path()), 4, serde_json::json!({})).await;
+    c.code(110, apply(110)).await;
+    let h = c.height;
+    let path = format!("/validators/{}", hex::encode(pubkey(110)));
+    let r = c.node.query(&path, &[], h, true).await;
+    assert_eq!(r.code.value(), 0, "{}", r.log);
+    assert!(r.proof.is_some());
+    let rec = stave::proto::genesis::ValidatorRecord::decode(r.value.as_ref()).unwrap();
+    assert_eq!(rec.status, 2, "CANDIDATE");
+    let r = c
+        .node
+        .query("/validator_meta/comet_set", &[], h, false)
+        .await;
+    let set = stave::proto::governance::CometSet::decode(r.value.as_ref()).unwrap();
+    assert_eq!(set.members.len(), 4);
+    let r = c.node.query("/validators/zz", &[], h, false).await;
+    assert_eq!(r.code.value(), Code::InvalidArgument.value());
+}

@@ -7,6 +7,7 @@
 //! | `/accounts/{pubkey hex}` | — | `stave.accounts.v1.Account` |
 //! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` |
 //! | `/uploads/…`, `/deks/…`, `/releases/…`, `/policies/…`, `/entitlements/…`, `/grants/…` | — | see [`crate::keyspaces::rights::query`] |
+//! | governance paths | — | see `keyspaces::validators::query::abci_state_key` |
 
 use prost::Message;
 use tendermint::abci::{request, response};
@@ -30,6 +31,9 @@ fn hex32(s: &str) -> Result<[u8; 32], String> {
 pub fn state_key(path: &str, data: &[u8]) -> Result<Vec<u8>, String> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     if let Some(k) = crate::keyspaces::rights::query::state_key(&parts) {
+        return k;
+    }
+    if let Some(k) = crate::keyspaces::validators::query::abci_state_key(&parts) {
         return k;
     }
     match parts.as_slice() {

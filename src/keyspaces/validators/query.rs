@@ -74,3 +74,31 @@ pub fn list(
     let next = if rows.len() > limit { last } else { None };
     Ok((out, next))
 }
+
+/// ABCI query paths of the governance keyspaces, as state keys (`None`: not
+/// a governance path):
+///
+/// | path | value |
+/// | --- | --- |
+/// | `/validators/{operator hex}` | `stave.genesis.v1.ValidatorRecord` |
+/// | `/validator_meta/{comet_set\|queue\|totals}` | `CometSet`, `UpdateQueue`, `ValidatorTotals` |
+/// | `/groups/{group_id}` | `stave.governance.v1.GroupRecord` |
+/// | `/takedowns/{cid hex}` | `stave.governance.v1.Takedown` |
+/// | `/flags/{cid hex}/{jurisdiction}` | `stave.governance.v1.Flag` |
+pub fn abci_state_key(parts: &[&str]) -> Option<Result<Vec<u8>, String>> {
+    let hex_of = |s: &str| hex::decode(s).map_err(|e| format!("{s:?}: {e}"));
+    Some(match parts {
+        ["validators", op] => hex_of(op).and_then(|b| {
+            <[u8; 32]>::try_from(b.as_slice())
+                .map(|k| validator_key(&k))
+                .map_err(|_| format!("{op:?}: not 32 bytes"))
+        }),
+        ["validator_meta", "comet_set"] => Ok(super::comet_set_key()),
+        ["validator_meta", "queue"] => Ok(super::queue_key()),
+        ["validator_meta", "totals"] => Ok(super::totals_key()),
+        ["groups", id] => Ok(crate::keyspaces::groups::group_key(id)),
+        ["takedowns", cid] => hex_of(cid).map(|c| crate::keyspaces::takedowns::takedown_key(&c)),
+        ["flags", cid, j] => hex_of(cid).map(|c| crate::keyspaces::takedowns::flag_key(&c, j)),
+        _ => return None,
+    })
+}
