@@ -5,6 +5,7 @@
 mod genesis;
 mod init;
 mod keys;
+mod kv;
 pub mod loadtest;
 mod output;
 mod query;

@@ -38,6 +38,8 @@ pub enum TxCmd {
     /// kv actions.
     #[command(subcommand)]
     Kv(KvTx),
+    /// kvdb operations on the signer's databases.
+    Kvdb(super::kv::KvdbTx),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -55,6 +57,9 @@ pub enum KvTx {
         #[command(flatten)]
         opts: TxOpts,
     },
+    /// KV tokens: create, update, delete.
+    #[command(subcommand)]
+    Token(super::kv::TokenTx),
 }
 
 /// Decodes a CLI argument as hex or UTF-8.
@@ -81,6 +86,8 @@ pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
             }),
             opts,
         ),
+        TxCmd::Kv(KvTx::Token(t)) => return super::kv::run_token(t, out).await,
+        TxCmd::Kvdb(k) => return super::kv::run_kvdb(k, out).await,
     };
     submit(vec![action], &opts, out).await
 }
