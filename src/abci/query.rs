@@ -5,9 +5,12 @@
 //! | --- | --- | --- |
 //! | `/store` | raw state key | raw stored bytes |
 //! | `/accounts/{pubkey hex}` | — | `stave.accounts.v1.Account` |
-//! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` |
 //! | `/uploads/…`, `/deks/…`, `/releases/…`, `/policies/…`, `/entitlements/…`, `/grants/…` | — | see [`crate::keyspaces::rights::query`] |
 //! | governance paths | — | see `keyspaces::validators::query::abci_state_key` |
+//! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` (default database) |
+//! | `/kvdb/{owner hex}/{db}/{key hex}` | — | `stave.kv.v1.KvEntry` (raw: check `expire_ms`) |
+//! | `/kvtok/token/{id hex}` | — | `stave.kv.v1.StoredToken` |
+//! | `/kvtok/tuple/{protocol_id}/{key}/{controller}` (each hex of its UTF-8) | — | `stave.kv.v1.TupleRecord` |
 
 use prost::Message;
 use tendermint::abci::{request, response};
@@ -43,6 +46,7 @@ pub fn state_key(path: &str, data: &[u8]) -> Result<Vec<u8>, String> {
             let key = hex::decode(key).map_err(|e| format!("key {key:?}: {e}"))?;
             Ok(kv_key(&hex32(signer)?, &key))
         }
+        ["kvdb" | "kvtok", ..] => crate::keyspaces::kv::query::state_key(&parts),
         _ => Err(format!("unknown query path {path:?}")),
     }
 }

@@ -6,6 +6,7 @@ mod genesis;
 mod governance;
 mod init;
 mod keys;
+mod kv;
 pub mod loadtest;
 mod output;
 mod query;

@@ -31,10 +31,49 @@ pub enum QueryCmd {
     /// Content and rights reads and the access decision.
     #[command(subcommand)]
     Rights(super::rights_query::RightsQuery),
+    /// kvdb reads.
+    Kvdb(super::kv::KvdbQuery),
 }
 
 #[derive(clap::Subcommand, Debug)]
 pub enum KvQuery {
+    /// Live KV tokens by key, controller, protocol id and tags.
+    Tokens {
+        #[arg(long, default_value = "")]
+        key: String,
+        #[arg(long, default_value = "")]
+        controller: String,
+        #[arg(long, default_value = "")]
+        protocol_id: String,
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// all or any
+        #[arg(long, default_value = "all")]
+        mode: String,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        #[arg(long, default_value_t = 0)]
+        skip: u64,
+        /// asc or desc
+        #[arg(long, default_value = "asc")]
+        sort: String,
+        #[arg(long, default_value = "http://127.0.0.1:9090")]
+        node: String,
+    },
+    /// A tuple's history, oldest to newest.
+    History {
+        key: String,
+        #[arg(long)]
+        protocol_id: String,
+        #[arg(long)]
+        controller: String,
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        #[arg(long, default_value_t = 0)]
+        limit: u32,
+        #[arg(long, default_value = "http://127.0.0.1:9090")]
+        node: String,
+    },
     /// The value of SIGNER's KEY (SIGNER: hex public key or key name).
     Get {
         signer: String,
@@ -86,6 +125,50 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
         QueryCmd::Governance(q) => super::governance::run_query(q, out).await?,
         QueryCmd::Rights(r) => return super::rights_query::run_query(r, out).await,
+        QueryCmd::Kv(KvQuery::Tokens {
+            key,
+            controller,
+            protocol_id,
+            tags,
+            mode,
+            limit,
+            skip,
+            sort,
+            node,
+        }) => {
+            let req = crate::proto::kv::LookupRequest {
+                key,
+                controller,
+                protocol_id,
+                tags,
+                tag_query_mode: mode,
+                limit,
+                skip,
+                sort_order: sort,
+            };
+            super::kv::query_tokens(&node, req, out).await?;
+        }
+        QueryCmd::Kv(KvQuery::History {
+            key,
+            protocol_id,
+            controller,
+            from,
+            limit,
+            node,
+        }) => {
+            let req = crate::proto::kv::HistoryRequest {
+                protocol_id,
+                key,
+                controller,
+                from,
+                limit,
+            };
+            super::kv::query_history(&node, req, out).await?;
+        }
+        QueryCmd::Kvdb(q) => {
+            let owner = resolve_pubkey(&q.owner, &q.keyring_dir)?;
+            super::kv::query_kvdb(q, owner, out).await?;
+        }
         QueryCmd::Status { node } => {
             let s = StaveClient::connect(&node)
                 .await?

@@ -44,6 +44,8 @@ pub enum TxCmd {
     /// Content and rights actions.
     #[command(subcommand)]
     Rights(Box<super::rights::RightsTx>),
+    /// kvdb operations on the signer's databases.
+    Kvdb(super::kv::KvdbTx),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -61,6 +63,9 @@ pub enum KvTx {
         #[command(flatten)]
         opts: TxOpts,
     },
+    /// KV tokens: create, update, delete.
+    #[command(subcommand)]
+    Token(super::kv::TokenTx),
 }
 
 /// Decodes a CLI argument as hex or UTF-8.
@@ -89,6 +94,8 @@ pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
             }),
             opts,
         ),
+        TxCmd::Kv(KvTx::Token(t)) => return super::kv::run_token(t, out).await,
+        TxCmd::Kvdb(k) => return super::kv::run_kvdb(k, out).await,
     };
     submit(vec![action], &opts, out).await
 }

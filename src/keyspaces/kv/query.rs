@@ -7,6 +7,35 @@ use super::{kv_key, kv_prefix, split_kv_key};
 use crate::proto::kv as pb;
 use crate::store::{StoreError, View};
 
+fn hex_arg(s: &str) -> Result<Vec<u8>, String> {
+    hex::decode(s).map_err(|e| format!("{s:?}: {e}"))
+}
+
+fn hex32_arg(s: &str) -> Result<[u8; 32], String> {
+    hex_arg(s)?
+        .as_slice()
+        .try_into()
+        .map_err(|_| format!("{s:?}: not 32 bytes"))
+}
+
+fn utf8_arg(s: &str) -> Result<String, String> {
+    String::from_utf8(hex_arg(s)?).map_err(|e| format!("{s:?}: {e}"))
+}
+
+/// ABCI query paths of the area (point reads, provable at any retained height).
+pub fn state_key(parts: &[&str]) -> Result<Vec<u8>, String> {
+    use super::keys;
+    match parts {
+        ["kvdb", owner, db, key] => Ok(keys::kvdb_key(&hex32_arg(owner)?, db, &hex_arg(key)?)),
+        ["kvtok", "token", id] => Ok(keys::token_key(&hex32_arg(id)?)),
+        ["kvtok", "tuple", pid, key, ctl] => {
+            let (pid, key, ctl) = (utf8_arg(pid)?, utf8_arg(key)?, utf8_arg(ctl)?);
+            Ok(keys::tuple_key(&super::token::tuple_hash(&pid, &key, &ctl)))
+        }
+        _ => Err(format!("unknown kv query path /{}", parts.join("/"))),
+    }
+}
+
 /// One page of (key, entry) rows and the key to continue after.
 pub type Page = (Vec<(Vec<u8>, KvEntry)>, Option<Vec<u8>>);
 

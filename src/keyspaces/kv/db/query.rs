@@ -15,6 +15,11 @@ pub enum ReadError {
     Store(#[from] StoreError),
 }
 
+/// A page of keys and the key to continue after.
+pub type KeysPage = (Vec<Vec<u8>>, Option<Vec<u8>>);
+/// A page of (member, stored bytes) and the member to continue after.
+pub type MembersPage = (Vec<(Vec<u8>, Vec<u8>)>, Option<Vec<u8>>);
+
 /// The largest page of a listing read.
 pub const MAX_PAGE: usize = 1000;
 
@@ -73,7 +78,7 @@ pub fn keys_page<S: StateRead>(
     after: &[u8],
     limit: usize,
     now: i64,
-) -> Result<(Vec<Vec<u8>>, Option<Vec<u8>>), ReadError> {
+) -> Result<KeysPage, ReadError> {
     let prefix = keys::kvdb_prefix(owner, db);
     let limit = limit.clamp(1, MAX_PAGE);
     let mut cursor = (!after.is_empty()).then(|| keys::kvdb_key(owner, db, after));
@@ -110,7 +115,7 @@ pub fn members<S: StateRead>(
     want: KvType,
     after: &[u8],
     limit: usize,
-) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, Option<Vec<u8>>), ReadError> {
+) -> Result<MembersPage, ReadError> {
     let Some(e) = typed(s, at, now, want)? else {
         return Ok((Vec::new(), None));
     };
