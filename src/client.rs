@@ -157,7 +157,9 @@ impl StaveClient {
                 crate::proto::governance::governance_service_client::GovernanceServiceClient::new(
                     channel.clone(),
                 ),
-            rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(channel.clone()),
+            rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(
+                channel.clone(),
+            ),
             kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel),
         })
     }

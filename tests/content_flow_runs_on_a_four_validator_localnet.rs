@@ -56,6 +56,12 @@ async fn submit(net: &Localnet, node: usize, key: &SigningKey, actions: Vec<Acti
         net.fail(&format!("{what}: not committed with code 0: {r:?}"));
     }
     eprintln!("{what}: committed at height {} on node{node}", r.height);
+    // The next step may submit through another node: it must have committed
+    // this height too, or its Account query would still show the old nonce.
+    for i in 0..net.nodes {
+        net.wait_stave_height(i, r.height, Duration::from_secs(60))
+            .await;
+    }
 }
 
 fn manifest(net: &Localnet, ops: &[SigningKey]) -> pb::UploadManifest {

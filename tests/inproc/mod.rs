@@ -6,8 +6,8 @@
 
 pub mod governance;
 pub mod governance_content;
-pub mod rights;
 pub mod kv;
+pub mod rights;
 
 use std::path::{Path, PathBuf};
 
