@@ -42,6 +42,10 @@ async fn send(net: &Localnet, node: usize, s: &mut Sender, actions: Vec<Action>)
         net.fail(&format!("node{node}: tx not committed ok: {r:?}"));
     }
     s.nonce += 1;
+    // The next step reads through another node: let every node commit first.
+    for i in 0..net.nodes {
+        net.wait_stave_height(i, r.height, WAIT).await;
+    }
     r.height
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tonic::{Request, Response, Status};
 
 use crate::app::CommitNotifier;
-use crate::client::CometRpc;
+use crate::client::{CometRpc, CommittedTx};
 use crate::proto::tx::{
     tx_service_server::TxService, BroadcastAndWaitRequest, BroadcastAndWaitResponse,
     BroadcastRequest, BroadcastResponse,
@@ -77,6 +77,63 @@ impl TxServiceImpl {
     }
 }
 
+/// How often a retried tx's commit is looked up in CometBFT's tx index.
+const INDEX_POLL: Duration = Duration::from_millis(250);
+
+impl TxServiceImpl {
+    /// Waits for the commit notice; for a retry, also polls the tx index.
+    async fn wait_commit(
+        &self,
+        rx: tokio::sync::oneshot::Receiver<crate::app::Committed>,
+        tx: &[u8],
+        retry: bool,
+        wait: Duration,
+    ) -> Option<CommittedTx> {
+        let notice = async {
+            rx.await.ok().map(|c| CommittedTx {
+                height: c.height,
+                code: c.outcome.code.value(),
+                codespace: if c.outcome.is_ok() {
+                    String::new()
+                } else {
+                    CODESPACE.into()
+                },
+                log: c.outcome.log,
+            })
+        };
+        let index = async {
+            if retry {
+                self.poll_index(tx, wait).await
+            } else {
+                std::future::pending().await
+            }
+        };
+        tokio::time::timeout(wait, async {
+            tokio::select! {
+                c = notice => c,
+                c = index => c,
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// Polls CometBFT's tx index for `tx` until it is found or `wait` passes.
+    async fn poll_index(&self, tx: &[u8], wait: Duration) -> Option<CommittedTx> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Ok(Some(c)) = self.comet.committed_tx(tx).await {
+                return Some(c);
+            }
+            if tokio::time::Instant::now() + INDEX_POLL > deadline {
+                return None;
+            }
+            tokio::time::sleep(INDEX_POLL).await;
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl TxService for TxServiceImpl {
     async fn broadcast(
@@ -125,36 +182,24 @@ impl TxService for TxServiceImpl {
             ..Default::default()
         };
         // A retry of a tx that is already in the cache or already committed
-        // (its nonce is spent): answer from CometBFT's tx index if it is there.
-        let retry =
-            check.code == crate::tx::Code::Nonce.value() || check.log.contains("already exists");
-        if retry {
-            if let Ok(Some(c)) = self.comet.committed_tx(&req.tx).await {
-                resp.committed = true;
-                resp.height = c.height;
-                resp.code = c.code;
-                resp.codespace = c.codespace;
-                resp.log = c.log;
-                return Ok(Response::new(resp));
+        // (its nonce is spent): its commit may have been announced already,
+        // so CometBFT's tx index is asked too (it indexes just after commit).
+        // A spent nonce may mean it committed long ago: one lookup settles it.
+        let retry = check.log.contains("already exists");
+        let rx = guard.as_mut().and_then(|g| g.rx.take());
+        let committed = match rx {
+            Some(rx) if check.code == 0 => self.wait_commit(rx, &req.tx, retry, wait).await,
+            _ if check.code == crate::tx::Code::Nonce.value() => {
+                self.comet.committed_tx(&req.tx).await.ok().flatten()
             }
-        }
-        let Some(rx) = guard
-            .as_mut()
-            .and_then(|g| g.rx.take())
-            .filter(|_| check.code == 0)
-        else {
-            return Ok(Response::new(resp));
+            _ => None,
         };
-        if let Ok(Ok(c)) = tokio::time::timeout(wait, rx).await {
+        if let Some(c) = committed {
             resp.committed = true;
             resp.height = c.height;
-            resp.code = c.outcome.code.value();
-            resp.codespace = if c.outcome.is_ok() {
-                String::new()
-            } else {
-                CODESPACE.into()
-            };
-            resp.log = c.outcome.log;
+            resp.code = c.code;
+            resp.codespace = c.codespace;
+            resp.log = c.log;
         }
         Ok(Response::new(resp))
     }
