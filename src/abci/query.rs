@@ -6,6 +6,8 @@
 //! | `/store` | raw state key | raw stored bytes |
 //! | `/accounts/{pubkey hex}` | — | `stave.accounts.v1.Account` |
 //! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` |
+//! | `/casbin/models/{owner hex}/{name}` | — | `stave.casbin.v1.CasbinModel` |
+//! | `/casbin/rules/{owner hex}/{name}/{rule index}` | — | `stave.casbin.v1.CasbinRule` |
 
 use prost::Message;
 use tendermint::abci::{request, response};
@@ -35,6 +37,7 @@ pub fn state_key(path: &str, data: &[u8]) -> Result<Vec<u8>, String> {
             let key = hex::decode(key).map_err(|e| format!("key {key:?}: {e}"))?;
             Ok(kv_key(&hex32(signer)?, &key))
         }
+        ["casbin", rest @ ..] => crate::keyspaces::casbin::query::state_key(rest),
         _ => Err(format!("unknown query path {path:?}")),
     }
 }

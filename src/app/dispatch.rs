@@ -14,5 +14,8 @@ pub fn dispatch<S: StateWrite>(
     match action {
         Action::KvSet(a) => a.execute(state, ctx),
         Action::KvDelete(a) => a.execute(state, ctx),
+        Action::AddCasbinModel(a) => a.execute(state, ctx),
+        Action::AddCasbinRule(a) => a.execute(state, ctx),
+        Action::RemoveCasbinRule(a) => a.execute(state, ctx),
     }
 }

@@ -25,6 +25,9 @@ pub enum QueryCmd {
     /// kv reads.
     #[command(subcommand)]
     Kv(KvQuery),
+    /// Casbin models, rules and evaluation.
+    #[command(subcommand)]
+    Casbin(super::casbin::CasbinQuery),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -78,6 +81,7 @@ fn show(bytes: &[u8], hex_mode: bool) -> String {
 
 pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
+        QueryCmd::Casbin(c) => return super::casbin::run_query(c, out).await,
         QueryCmd::Status { node } => {
             let s = StaveClient::connect(&node)
                 .await?

@@ -38,6 +38,9 @@ pub enum TxCmd {
     /// kv actions.
     #[command(subcommand)]
     Kv(KvTx),
+    /// Casbin models and rules.
+    #[command(subcommand)]
+    Casbin(super::casbin::CasbinTx),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -68,6 +71,7 @@ pub fn arg_bytes(s: &str, hex_mode: bool) -> anyhow::Result<Vec<u8>> {
 
 pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
     let (action, opts) = match cmd {
+        TxCmd::Casbin(c) => return super::casbin::run_tx(c, out).await,
         TxCmd::Kv(KvTx::Set { key, value, opts }) => (
             Action::KvSet(KvSet {
                 key: arg_bytes(&key, opts.hex)?,

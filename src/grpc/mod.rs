@@ -1,5 +1,6 @@
 //! gRPC (tonic): the tx and query services, with reflection and health.
 
+pub mod casbin;
 pub mod query;
 pub mod tx;
 
@@ -8,6 +9,7 @@ use std::sync::Arc;
 
 use crate::app::CommitNotifier;
 use crate::client::CometRpc;
+use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
@@ -33,6 +35,11 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(TxServiceServer::new(tx::TxServiceImpl { comet, notifier }))
+        .add_service(CasbinQueryServiceServer::new(
+            casbin::CasbinQueryServiceImpl {
+                store: store.clone(),
+            },
+        ))
         .add_service(QueryServiceServer::new(query::QueryServiceImpl { store }))
         .serve(addr)
         .await?;

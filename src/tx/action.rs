@@ -2,6 +2,7 @@
 //! `Action` oneof. A missing oneof is an error, never a default.
 
 use super::TxError;
+use crate::keyspaces::casbin::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
 use crate::keyspaces::kv::{KvDelete, KvSet};
 use crate::keyspaces::params::Params;
 use crate::proto::tx as pb;
@@ -12,6 +13,9 @@ use crate::proto::tx as pb;
 pub enum Action {
     KvSet(KvSet),
     KvDelete(KvDelete),
+    AddCasbinModel(AddCasbinModel),
+    AddCasbinRule(AddCasbinRule),
+    RemoveCasbinRule(RemoveCasbinRule),
 }
 
 impl Action {
@@ -20,6 +24,9 @@ impl Action {
         match self {
             Action::KvSet(a) => a.check_stateless(params),
             Action::KvDelete(a) => a.check_stateless(params),
+            Action::AddCasbinModel(a) => a.check_stateless(params),
+            Action::AddCasbinRule(a) => a.check_stateless(params),
+            Action::RemoveCasbinRule(a) => a.check_stateless(params),
         }
     }
 
@@ -28,6 +35,9 @@ impl Action {
         match self {
             Action::KvSet(_) => "kv.set",
             Action::KvDelete(_) => "kv.delete",
+            Action::AddCasbinModel(_) => "casbin.add_model",
+            Action::AddCasbinRule(_) => "casbin.add_rule",
+            Action::RemoveCasbinRule(_) => "casbin.remove_rule",
         }
     }
 }
@@ -38,6 +48,9 @@ impl TryFrom<pb::Action> for Action {
         match a.kind.ok_or("action has no kind")? {
             pb::action::Kind::KvSet(s) => Ok(Action::KvSet(s.into())),
             pb::action::Kind::KvDelete(d) => Ok(Action::KvDelete(d.into())),
+            pb::action::Kind::AddCasbinModel(a) => Ok(Action::AddCasbinModel(a.into())),
+            pb::action::Kind::AddCasbinRule(a) => Ok(Action::AddCasbinRule(a.into())),
+            pb::action::Kind::RemoveCasbinRule(a) => Ok(Action::RemoveCasbinRule(a.into())),
         }
     }
 }
@@ -47,6 +60,9 @@ impl From<Action> for pb::Action {
         let kind = match a {
             Action::KvSet(s) => pb::action::Kind::KvSet(s.into()),
             Action::KvDelete(d) => pb::action::Kind::KvDelete(d.into()),
+            Action::AddCasbinModel(a) => pb::action::Kind::AddCasbinModel(a.into()),
+            Action::AddCasbinRule(a) => pb::action::Kind::AddCasbinRule(a.into()),
+            Action::RemoveCasbinRule(a) => pb::action::Kind::RemoveCasbinRule(a.into()),
         };
         pb::Action { kind: Some(kind) }
     }

@@ -43,6 +43,18 @@ pub enum Code {
     MempoolPolicy = 15,
     /// The node is not ready (no genesis yet).
     NotReady = 16,
+    /// Casbin: the model text is outside the allowed subset.
+    CasbinInvalidModel = 170,
+    /// Casbin: a rule index outside `0..max_rules_per_model`.
+    CasbinRuleIndexOutOfRange = 171,
+    /// Casbin: a rule value fails the checks of the functions that read it.
+    CasbinInvalidRule = 172,
+    /// Casbin: a cap of `params.casbin` (model size, values per rule, value length).
+    CasbinCapExceeded = 173,
+    /// Casbin: the signer does not own the model or the model id.
+    CasbinNotOwner = 174,
+    /// Casbin: evaluation failed (bound hit, caught panic): a deterministic deny.
+    CasbinEvaluationFailed = 175,
 }
 
 impl Code {
@@ -70,11 +82,17 @@ impl Code {
             Code::MemoTooLarge => "MEMO_TOO_LARGE",
             Code::MempoolPolicy => "MEMPOOL_POLICY",
             Code::NotReady => "NOT_READY",
+            Code::CasbinInvalidModel => "CASBIN_INVALID_MODEL",
+            Code::CasbinRuleIndexOutOfRange => "CASBIN_RULE_INDEX_OUT_OF_RANGE",
+            Code::CasbinInvalidRule => "CASBIN_INVALID_RULE",
+            Code::CasbinCapExceeded => "CASBIN_CAP_EXCEEDED",
+            Code::CasbinNotOwner => "CASBIN_NOT_OWNER",
+            Code::CasbinEvaluationFailed => "CASBIN_EVALUATION_FAILED",
         }
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 23] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -92,6 +110,12 @@ impl Code {
         Code::MemoTooLarge,
         Code::MempoolPolicy,
         Code::NotReady,
+        Code::CasbinInvalidModel,
+        Code::CasbinRuleIndexOutOfRange,
+        Code::CasbinInvalidRule,
+        Code::CasbinCapExceeded,
+        Code::CasbinNotOwner,
+        Code::CasbinEvaluationFailed,
     ];
 }
 

@@ -48,6 +48,8 @@ pub enum TxError {
     MempoolPolicy(String),
     #[error("node not ready: {0}")]
     NotReady(String),
+    #[error(transparent)]
+    Casbin(#[from] crate::keyspaces::casbin::CasbinError),
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
     Store(#[from] StoreError),
@@ -72,6 +74,7 @@ impl TxError {
             TxError::MemoTooLarge { .. } => Code::MemoTooLarge,
             TxError::MempoolPolicy(_) => Code::MempoolPolicy,
             TxError::NotReady(_) => Code::NotReady,
+            TxError::Casbin(e) => e.code(),
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

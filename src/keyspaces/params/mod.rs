@@ -10,6 +10,7 @@ pub use state::{ParamsRead, ParamsWrite};
 
 use serde::{Deserialize, Serialize};
 
+use crate::keyspaces::casbin::CasbinParams;
 use crate::proto::genesis as pb;
 
 /// Consensus parameters (domain type of `stave.genesis.v1.Params`).
@@ -22,6 +23,9 @@ pub struct Params {
     pub max_kv_key_bytes: u32,
     pub max_kv_value_bytes: u32,
     pub max_stored_bytes_per_account: u64,
+    /// Caps of the casbin/ keyspaces.
+    #[serde(default)]
+    pub casbin: CasbinParams,
 }
 
 impl Default for Params {
@@ -33,6 +37,7 @@ impl Default for Params {
             max_kv_key_bytes: 256,
             max_kv_value_bytes: 64 * 1024,
             max_stored_bytes_per_account: 64 * 1024 * 1024,
+            casbin: CasbinParams::default(),
         }
     }
 }
@@ -46,7 +51,7 @@ impl Params {
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
-        Ok(())
+        self.casbin.validate()
     }
 }
 
@@ -59,6 +64,7 @@ impl From<&Params> for pb::Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            casbin: Some((&p.casbin).into()),
         }
     }
 }
@@ -73,6 +79,7 @@ impl TryFrom<pb::Params> for Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            casbin: p.casbin.ok_or("params.casbin is missing")?.try_into()?,
         };
         params.validate()?;
         Ok(params)
