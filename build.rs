@@ -10,13 +10,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/query/v1/query.proto",
         "proto/stave/casbin/v1/params.proto",
         "proto/stave/casbin/v1/casbin.proto",
+        "proto/stave/rights/v1/rights.proto",
     ];
     for p in &protos {
         println!("cargo:rerun-if-changed={p}");
     }
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
-    tonic_build::configure()
-        .file_descriptor_set_path(out.join("stave_descriptor.bin"))
+    let mut cfg = tonic_build::configure();
+    // Rights messages carried inside domain actions (which derive Eq).
+    for m in [
+        "ErnRelease",
+        "ErnTrack",
+        "Scope",
+        "Condition",
+        "UploadManifest",
+        "WrappedDek",
+    ] {
+        cfg = cfg.type_attribute(format!("stave.rights.v1.{m}"), "#[derive(Eq)]");
+    }
+    cfg.file_descriptor_set_path(out.join("stave_descriptor.bin"))
         .compile_protos(&protos, &["proto"])?;
     Ok(())
 }

@@ -36,6 +36,11 @@ pub mod stave {
             tonic::include_proto!("stave.casbin.v1");
         }
     }
+    pub mod rights {
+        pub mod v1 {
+            tonic::include_proto!("stave.rights.v1");
+        }
+    }
 }
 
 /// `stave.accounts.v1`: the stored account.
@@ -48,6 +53,8 @@ pub use self::stave::genesis::v1 as genesis;
 pub use self::stave::kv::v1 as kv;
 /// `stave.query.v1`: the query gRPC service.
 pub use self::stave::query::v1 as query;
+/// `stave.rights.v1`: content and rights actions, records and the rights service.
+pub use self::stave::rights::v1 as rights;
 /// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.
 pub use self::stave::tx::v1 as tx;
 

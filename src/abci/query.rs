@@ -8,6 +8,7 @@
 //! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` |
 //! | `/casbin/models/{owner hex}/{name}` | — | `stave.casbin.v1.CasbinModel` |
 //! | `/casbin/rules/{owner hex}/{name}/{rule index}` | — | `stave.casbin.v1.CasbinRule` |
+//! | `/uploads/…`, `/deks/…`, `/releases/…`, `/policies/…`, `/entitlements/…`, `/grants/…` | — | see [`crate::keyspaces::rights::query`] |
 
 use prost::Message;
 use tendermint::abci::{request, response};
@@ -30,6 +31,9 @@ fn hex32(s: &str) -> Result<[u8; 32], String> {
 /// Resolves a query path (and data) to a state key.
 pub fn state_key(path: &str, data: &[u8]) -> Result<Vec<u8>, String> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    if let Some(k) = crate::keyspaces::rights::query::state_key(&parts) {
+        return k;
+    }
     match parts.as_slice() {
         ["store"] => Ok(data.to_vec()),
         ["accounts", pk] => Ok(account_key(&hex32(pk)?)),

@@ -17,5 +17,11 @@ pub fn dispatch<S: StateWrite>(
         Action::AddCasbinModel(a) => a.execute(state, ctx),
         Action::AddCasbinRule(a) => a.execute(state, ctx),
         Action::RemoveCasbinRule(a) => a.execute(state, ctx),
+        Action::UploadComplete(a) => a.execute(state, ctx),
+        Action::PublishRelease(a) => a.execute(state, ctx),
+        Action::GrantEntitlement(a) => a.execute(state, ctx),
+        Action::RevokeEntitlement(a) => a.execute(state, ctx),
+        Action::SetPolicy(a) => a.execute(state, ctx),
+        Action::RecordGrant(a) => a.execute(state, ctx),
     }
 }

@@ -10,6 +10,8 @@ pub mod loadtest;
 mod output;
 mod query;
 mod reset;
+mod rights;
+mod rights_query;
 mod tx;
 
 use std::path::PathBuf;

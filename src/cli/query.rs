@@ -28,6 +28,9 @@ pub enum QueryCmd {
     /// Casbin models, rules and evaluation.
     #[command(subcommand)]
     Casbin(super::casbin::CasbinQuery),
+    /// Content and rights reads and the access decision.
+    #[command(subcommand)]
+    Rights(super::rights_query::RightsQuery),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -60,7 +63,7 @@ pub enum KvQuery {
 }
 
 /// A hex public key, or the public key of a keyring entry.
-fn resolve_pubkey(who: &str, keyring: &str) -> anyhow::Result<Vec<u8>> {
+pub(super) fn resolve_pubkey(who: &str, keyring: &str) -> anyhow::Result<Vec<u8>> {
     if who.len() == 64 {
         if let Ok(b) = hex::decode(who) {
             return Ok(b);
@@ -82,6 +85,7 @@ fn show(bytes: &[u8], hex_mode: bool) -> String {
 pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
         QueryCmd::Casbin(c) => return super::casbin::run_query(c, out).await,
+        QueryCmd::Rights(r) => return super::rights_query::run_query(r, out).await,
         QueryCmd::Status { node } => {
             let s = StaveClient::connect(&node)
                 .await?

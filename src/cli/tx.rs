@@ -41,6 +41,9 @@ pub enum TxCmd {
     /// Casbin models and rules.
     #[command(subcommand)]
     Casbin(super::casbin::CasbinTx),
+    /// Content and rights actions.
+    #[command(subcommand)]
+    Rights(Box<super::rights::RightsTx>),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -72,6 +75,7 @@ pub fn arg_bytes(s: &str, hex_mode: bool) -> anyhow::Result<Vec<u8>> {
 pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
     let (action, opts) = match cmd {
         TxCmd::Casbin(c) => return super::casbin::run_tx(c, out).await,
+        TxCmd::Rights(r) => return super::rights::run_tx(*r, out).await,
         TxCmd::Kv(KvTx::Set { key, value, opts }) => (
             Action::KvSet(KvSet {
                 key: arg_bytes(&key, opts.hex)?,

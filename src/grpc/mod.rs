@@ -2,6 +2,7 @@
 
 pub mod casbin;
 pub mod query;
+pub mod rights;
 pub mod tx;
 
 use std::net::SocketAddr;
@@ -40,6 +41,13 @@ pub async fn serve(
                 store: store.clone(),
             },
         ))
+        .add_service(
+            crate::proto::rights::rights_service_server::RightsServiceServer::new(
+                rights::RightsServiceImpl {
+                    store: store.clone(),
+                },
+            ),
+        )
         .add_service(QueryServiceServer::new(query::QueryServiceImpl { store }))
         .serve(addr)
         .await?;

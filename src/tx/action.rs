@@ -3,8 +3,13 @@
 
 use super::TxError;
 use crate::keyspaces::casbin::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
+use crate::keyspaces::entitlements::{GrantEntitlement, RevokeEntitlement};
+use crate::keyspaces::grants::RecordGrant;
 use crate::keyspaces::kv::{KvDelete, KvSet};
 use crate::keyspaces::params::Params;
+use crate::keyspaces::policies::SetPolicy;
+use crate::keyspaces::releases::PublishRelease;
+use crate::keyspaces::uploads::UploadComplete;
 use crate::proto::tx as pb;
 
 /// Every action a tx can carry. Dispatch over it is one exhaustive `match`
@@ -16,6 +21,12 @@ pub enum Action {
     AddCasbinModel(AddCasbinModel),
     AddCasbinRule(AddCasbinRule),
     RemoveCasbinRule(RemoveCasbinRule),
+    UploadComplete(UploadComplete),
+    PublishRelease(PublishRelease),
+    GrantEntitlement(GrantEntitlement),
+    RevokeEntitlement(RevokeEntitlement),
+    SetPolicy(SetPolicy),
+    RecordGrant(RecordGrant),
 }
 
 impl Action {
@@ -27,6 +38,12 @@ impl Action {
             Action::AddCasbinModel(a) => a.check_stateless(params),
             Action::AddCasbinRule(a) => a.check_stateless(params),
             Action::RemoveCasbinRule(a) => a.check_stateless(params),
+            Action::UploadComplete(a) => a.check_stateless(params),
+            Action::PublishRelease(a) => a.check_stateless(params),
+            Action::GrantEntitlement(a) => a.check_stateless(params),
+            Action::RevokeEntitlement(a) => a.check_stateless(params),
+            Action::SetPolicy(a) => a.check_stateless(params),
+            Action::RecordGrant(a) => a.check_stateless(params),
         }
     }
 
@@ -38,6 +55,12 @@ impl Action {
             Action::AddCasbinModel(_) => "casbin.add_model",
             Action::AddCasbinRule(_) => "casbin.add_rule",
             Action::RemoveCasbinRule(_) => "casbin.remove_rule",
+            Action::UploadComplete(_) => "rights.upload_complete",
+            Action::PublishRelease(_) => "rights.publish_release",
+            Action::GrantEntitlement(_) => "rights.grant_entitlement",
+            Action::RevokeEntitlement(_) => "rights.revoke_entitlement",
+            Action::SetPolicy(_) => "rights.set_policy",
+            Action::RecordGrant(_) => "rights.record_grant",
         }
     }
 }
@@ -51,6 +74,12 @@ impl TryFrom<pb::Action> for Action {
             pb::action::Kind::AddCasbinModel(a) => Ok(Action::AddCasbinModel(a.into())),
             pb::action::Kind::AddCasbinRule(a) => Ok(Action::AddCasbinRule(a.into())),
             pb::action::Kind::RemoveCasbinRule(a) => Ok(Action::RemoveCasbinRule(a.into())),
+            pb::action::Kind::UploadComplete(a) => Ok(Action::UploadComplete(a.try_into()?)),
+            pb::action::Kind::PublishRelease(a) => Ok(Action::PublishRelease(a.try_into()?)),
+            pb::action::Kind::GrantEntitlement(a) => Ok(Action::GrantEntitlement(a.try_into()?)),
+            pb::action::Kind::RevokeEntitlement(a) => Ok(Action::RevokeEntitlement(a.into())),
+            pb::action::Kind::SetPolicy(a) => Ok(Action::SetPolicy(a.try_into()?)),
+            pb::action::Kind::RecordGrant(a) => Ok(Action::RecordGrant(a.into())),
         }
     }
 }
@@ -63,6 +92,12 @@ impl From<Action> for pb::Action {
             Action::AddCasbinModel(a) => pb::action::Kind::AddCasbinModel(a.into()),
             Action::AddCasbinRule(a) => pb::action::Kind::AddCasbinRule(a.into()),
             Action::RemoveCasbinRule(a) => pb::action::Kind::RemoveCasbinRule(a.into()),
+            Action::UploadComplete(a) => pb::action::Kind::UploadComplete(a.into()),
+            Action::PublishRelease(a) => pb::action::Kind::PublishRelease(a.into()),
+            Action::GrantEntitlement(a) => pb::action::Kind::GrantEntitlement(a.into()),
+            Action::RevokeEntitlement(a) => pb::action::Kind::RevokeEntitlement(a.into()),
+            Action::SetPolicy(a) => pb::action::Kind::SetPolicy(a.into()),
+            Action::RecordGrant(a) => pb::action::Kind::RecordGrant(a.into()),
         };
         pb::Action { kind: Some(kind) }
     }

@@ -50,6 +50,9 @@ pub enum TxError {
     NotReady(String),
     #[error(transparent)]
     Casbin(#[from] crate::keyspaces::casbin::CasbinError),
+    /// A content or rights rule (codes 100-199).
+    #[error(transparent)]
+    Rights(#[from] crate::keyspaces::rights::RightsError),
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
     Store(#[from] StoreError),
@@ -75,6 +78,7 @@ impl TxError {
             TxError::MempoolPolicy(_) => Code::MempoolPolicy,
             TxError::NotReady(_) => Code::NotReady,
             TxError::Casbin(e) => e.code(),
+            TxError::Rights(e) => e.code(),
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

@@ -26,6 +26,9 @@ pub struct Params {
     /// Caps of the casbin/ keyspaces.
     #[serde(default)]
     pub casbin: CasbinParams,
+    /// Caps of the content and rights keyspaces.
+    #[serde(default)]
+    pub rights: crate::keyspaces::rights::RightsParams,
 }
 
 impl Default for Params {
@@ -38,6 +41,7 @@ impl Default for Params {
             max_kv_value_bytes: 64 * 1024,
             max_stored_bytes_per_account: 64 * 1024 * 1024,
             casbin: CasbinParams::default(),
+            rights: Default::default(),
         }
     }
 }
@@ -51,7 +55,9 @@ impl Params {
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
-        self.casbin.validate()
+        self.casbin.validate()?;
+        self.rights.validate()?;
+        Ok(())
     }
 }
 
@@ -65,6 +71,7 @@ impl From<&Params> for pb::Params {
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
             casbin: Some((&p.casbin).into()),
+            rights: Some((&p.rights).into()),
         }
     }
 }
@@ -80,6 +87,7 @@ impl TryFrom<pb::Params> for Params {
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
             casbin: p.casbin.ok_or("params.casbin is missing")?.try_into()?,
+            rights: p.rights.ok_or("params.rights is missing")?.try_into()?,
         };
         params.validate()?;
         Ok(params)

@@ -57,6 +57,8 @@ pub fn run(s: &mut MemState, signer: [u8; 32], action: Action) -> Result<(), TxE
         time_ns: 0,
         signer,
         tx_id: [0; 32],
+        chain_id: "stave-test".into(),
+        signature: [0; 64],
         params,
         events: Vec::new(),
     };

@@ -1,0 +1,267 @@
+//! `stave query rights …`: reads of the content and rights keyspaces and
+//! the access decision, over gRPC (`RightsService`).
+
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+
+use super::query::resolve_pubkey;
+use super::rights::unhex;
+use super::{keys, Output};
+use crate::client::StaveClient;
+use crate::proto::rights as pb;
+
+#[derive(Args, Debug, Clone)]
+pub struct QOpts {
+    #[arg(long, default_value = "http://127.0.0.1:9090")]
+    pub node: String,
+    #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
+    pub keyring_dir: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PageOpts {
+    /// The previous page's next_cursor (hex).
+    #[arg(long, default_value = "")]
+    pub cursor: String,
+    #[arg(long, default_value_t = 100)]
+    pub limit: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RightsQuery {
+    Upload {
+        cid: String,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    Dek {
+        cid: String,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    Release {
+        cid: String,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    Policy {
+        cid: String,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    Entitlement {
+        cid: String,
+        pubkey: String,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    /// Entitlements of CID.
+    EntitlementsByCid {
+        cid: String,
+        #[command(flatten)]
+        p: PageOpts,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    /// "What do I hold?": entitlements of PUBKEY.
+    EntitlementsByKey {
+        pubkey: String,
+        #[command(flatten)]
+        p: PageOpts,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    /// Recorded access grants of CID.
+    GrantsByCid {
+        cid: String,
+        #[command(flatten)]
+        p: PageOpts,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    /// Recorded access grants of PUBKEY.
+    GrantsByKey {
+        pubkey: String,
+        #[command(flatten)]
+        p: PageOpts,
+        #[command(flatten)]
+        q: QOpts,
+    },
+    /// The access decision for CONSUMER on CID from TERRITORY.
+    CheckAccess {
+        cid: String,
+        consumer: String,
+        territory: String,
+        #[command(flatten)]
+        q: QOpts,
+    },
+}
+
+fn entitlement_json(e: &pb::Entitlement) -> Value {
+    let role = pb::Role::try_from(e.role)
+        .map(|r| r.as_str_name())
+        .unwrap_or("?");
+    let s = e.scope.clone().unwrap_or_default();
+    json!({"cid": hex::encode(&e.cid), "pubkey": hex::encode(&e.pubkey), "role": role,
+        "grantor": hex::encode(&e.grantor), "created_at": e.created_at, "created_height": e.created_height,
+        "scope": {"territories": s.territories, "not_before": s.not_before, "not_after": s.not_after,
+            "conditions": s.conditions.iter().map(|c| json!({"key": c.key, "value": c.value})).collect::<Vec<_>>()}})
+}
+
+fn grant_json(g: &pb::Grant) -> Value {
+    json!({"cid": hex::encode(&g.cid), "consumer": hex::encode(&g.consumer_pubkey), "block_height": g.block_height,
+        "validator": hex::encode(&g.validator_pubkey), "territory": g.territory, "timestamp": g.timestamp})
+}
+
+fn upload_json(u: &pb::Upload) -> Value {
+    let hx = |v: &[Vec<u8>]| v.iter().map(hex::encode).collect::<Vec<_>>();
+    let status = pb::UploadStatus::try_from(u.status)
+        .map(|s| s.as_str_name())
+        .unwrap_or("?");
+    json!({"flac_cid": hex::encode(&u.flac_cid), "encrypted_cid": hex::encode(&u.encrypted_cid),
+        "image_cids": hx(&u.image_cids), "uploader": hex::encode(&u.uploader_pubkey), "status": status,
+        "timestamp": u.timestamp, "encrypted_size": u.encrypted_size, "replication_set": hx(&u.replication_set),
+        "dek_holder_set": hx(&u.dek_holder_set), "processing_validator": hex::encode(&u.processing_validator),
+        "group_id": u.group_id, "created_height": u.created_height})
+}
+
+fn list_req(cid_or_key: Vec<u8>, p: &PageOpts) -> anyhow::Result<(Vec<u8>, Vec<u8>, u32)> {
+    Ok((cid_or_key, unhex("cursor", &p.cursor)?, p.limit))
+}
+
+pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
+    let node = match &cmd {
+        RightsQuery::Upload { q, .. }
+        | RightsQuery::Dek { q, .. }
+        | RightsQuery::Release { q, .. }
+        | RightsQuery::Policy { q, .. }
+        | RightsQuery::Entitlement { q, .. }
+        | RightsQuery::EntitlementsByCid { q, .. }
+        | RightsQuery::EntitlementsByKey { q, .. }
+        | RightsQuery::GrantsByCid { q, .. }
+        | RightsQuery::GrantsByKey { q, .. }
+        | RightsQuery::CheckAccess { q, .. } => q.node.clone(),
+    };
+    let mut c = StaveClient::connect(&node).await?.rights;
+    let v = match cmd {
+        RightsQuery::Upload { cid, .. } => {
+            let r = c
+                .get_upload(pb::CidRequest {
+                    cid: unhex("cid", &cid)?,
+                })
+                .await?
+                .into_inner();
+            json!({"found": r.found, "upload": r.upload.as_ref().map(upload_json), "height": r.height})
+        }
+        RightsQuery::Dek { cid, .. } => {
+            let r = c
+                .get_dek(pb::CidRequest {
+                    cid: unhex("cid", &cid)?,
+                })
+                .await?
+                .into_inner();
+            let d = r.dek.unwrap_or_default();
+            json!({"found": r.found, "wrapped_dek": hex::encode(d.wrapped_dek),
+                "ephemeral_pubkey": hex::encode(d.ephemeral_pubkey), "uploader": hex::encode(d.uploader_pubkey), "height": r.height})
+        }
+        RightsQuery::Release { cid, .. } => {
+            let r = c
+                .get_release(pb::CidRequest {
+                    cid: unhex("cid", &cid)?,
+                })
+                .await?
+                .into_inner();
+            let (rel, e) = (r.release.unwrap_or_default(), r.ern.unwrap_or_default());
+            json!({"found": r.found, "publisher": hex::encode(rel.signer_pubkey), "height_published": rel.height,
+                "icpn": e.icpn, "grid": e.grid, "title": e.title, "artist": e.display_artist, "label": e.label,
+                "release_date": e.release_date, "territories": e.territories,
+                "tracks": e.tracks.iter().map(|t| json!({"isrc": t.isrc, "title": t.title, "seconds": t.duration_secs})).collect::<Vec<_>>(),
+                "height": r.height})
+        }
+        RightsQuery::Policy { cid, .. } => {
+            let r = c
+                .get_policy(pb::CidRequest {
+                    cid: unhex("cid", &cid)?,
+                })
+                .await?
+                .into_inner();
+            let p = r.policy.unwrap_or_default();
+            let t = pb::PolicyType::try_from(p.r#type)
+                .map(|t| t.as_str_name())
+                .unwrap_or("?");
+            json!({"found": r.found, "type": t, "casbin_model_id": p.casbin_model_id,
+                "script_cid": hex::encode(p.script_cid), "set_by": hex::encode(p.owner_pubkey), "height": r.height})
+        }
+        RightsQuery::Entitlement { cid, pubkey, q } => {
+            let req = pb::EntitlementRequest {
+                cid: unhex("cid", &cid)?,
+                pubkey: resolve_pubkey(&pubkey, &q.keyring_dir)?,
+            };
+            let r = c.get_entitlement(req).await?.into_inner();
+            json!({"found": r.found, "entitlement": r.entitlement.as_ref().map(entitlement_json), "height": r.height})
+        }
+        RightsQuery::EntitlementsByCid { cid, p, .. } => {
+            let (cid, cursor, limit) = list_req(unhex("cid", &cid)?, &p)?;
+            let r = c
+                .entitlements_by_cid(pb::ListByCidRequest { cid, cursor, limit })
+                .await?
+                .into_inner();
+            json!({"entitlements": r.entitlements.iter().map(entitlement_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+        }
+        RightsQuery::EntitlementsByKey { pubkey, p, q } => {
+            let (pubkey, cursor, limit) = list_req(resolve_pubkey(&pubkey, &q.keyring_dir)?, &p)?;
+            let r = c
+                .entitlements_by_key(pb::ListByKeyRequest {
+                    pubkey,
+                    cursor,
+                    limit,
+                })
+                .await?
+                .into_inner();
+            json!({"entitlements": r.entitlements.iter().map(entitlement_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+        }
+        RightsQuery::GrantsByCid { cid, p, .. } => {
+            let (cid, cursor, limit) = list_req(unhex("cid", &cid)?, &p)?;
+            let r = c
+                .grants_by_cid(pb::ListByCidRequest { cid, cursor, limit })
+                .await?
+                .into_inner();
+            json!({"grants": r.grants.iter().map(grant_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+        }
+        RightsQuery::GrantsByKey { pubkey, p, q } => {
+            let (pubkey, cursor, limit) = list_req(resolve_pubkey(&pubkey, &q.keyring_dir)?, &p)?;
+            let r = c
+                .grants_by_key(pb::ListByKeyRequest {
+                    pubkey,
+                    cursor,
+                    limit,
+                })
+                .await?
+                .into_inner();
+            json!({"grants": r.grants.iter().map(grant_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+        }
+        RightsQuery::CheckAccess {
+            cid,
+            consumer,
+            territory,
+            q,
+        } => {
+            let req = pb::CheckAccessRequest {
+                cid: unhex("cid", &cid)?,
+                consumer_pubkey: resolve_pubkey(&consumer, &q.keyring_dir)?,
+                territory,
+            };
+            let r = c.check_access(req).await?.into_inner();
+            let t = pb::PolicyType::try_from(r.policy_type)
+                .map(|t| t.as_str_name())
+                .unwrap_or("?");
+            json!({"allowed": r.allowed, "reason": r.reason, "code": r.code, "policy_type": t, "height": r.height})
+        }
+    };
+    out.print(&v);
+    Ok(())
+}
