@@ -11,6 +11,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/query/v1/query.proto",
         "proto/stave/governance/v1/governance.proto",
         "proto/stave/governance/v1/query.proto",
+        "proto/stave/casbin/v1/params.proto",
+        "proto/stave/casbin/v1/casbin.proto",
         "proto/stave/rights/v1/rights.proto",
     ];
     for p in &protos {

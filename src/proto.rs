@@ -36,6 +36,11 @@ pub mod stave {
             tonic::include_proto!("stave.query.v1");
         }
     }
+    pub mod casbin {
+        pub mod v1 {
+            tonic::include_proto!("stave.casbin.v1");
+        }
+    }
     pub mod rights {
         pub mod v1 {
             tonic::include_proto!("stave.rights.v1");
@@ -45,6 +50,8 @@ pub mod stave {
 
 /// `stave.accounts.v1`: the stored account.
 pub use self::stave::accounts::v1 as accounts;
+/// `stave.casbin.v1`: Casbin models, rules, their actions and query service.
+pub use self::stave::casbin::v1 as casbin;
 /// `stave.genesis.v1`: consensus params and genesis validators.
 pub use self::stave::genesis::v1 as genesis;
 /// `stave.governance.v1`: validator elections, updates and governance params.

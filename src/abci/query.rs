@@ -5,6 +5,8 @@
 //! | --- | --- | --- |
 //! | `/store` | raw state key | raw stored bytes |
 //! | `/accounts/{pubkey hex}` | — | `stave.accounts.v1.Account` |
+//! | `/casbin/models/{owner hex}/{name}` | — | `stave.casbin.v1.CasbinModel` |
+//! | `/casbin/rules/{owner hex}/{name}/{rule index}` | — | `stave.casbin.v1.CasbinRule` |
 //! | `/uploads/…`, `/deks/…`, `/releases/…`, `/policies/…`, `/entitlements/…`, `/grants/…` | — | see [`crate::keyspaces::rights::query`] |
 //! | governance paths | — | see `keyspaces::validators::query::abci_state_key` |
 //! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` (default database) |
@@ -47,6 +49,7 @@ pub fn state_key(path: &str, data: &[u8]) -> Result<Vec<u8>, String> {
             Ok(kv_key(&hex32(signer)?, &key))
         }
         ["kvdb" | "kvtok", ..] => crate::keyspaces::kv::query::state_key(&parts),
+        ["casbin", rest @ ..] => crate::keyspaces::casbin::query::state_key(rest),
         _ => Err(format!("unknown query path {path:?}")),
     }
 }

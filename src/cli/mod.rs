@@ -2,6 +2,7 @@
 //! `query` and `loadtest`. Output is human-readable by default;
 //! `--output json` prints JSON.
 
+mod casbin;
 mod genesis;
 mod governance;
 mod init;

@@ -41,6 +41,9 @@ pub enum TxCmd {
     /// Validator governance, signed with a node home's operator key.
     #[command(subcommand)]
     Validator(super::governance::ValidatorTx),
+    /// Casbin models and rules.
+    #[command(subcommand)]
+    Casbin(super::casbin::CasbinTx),
     /// Content and rights actions.
     #[command(subcommand)]
     Rights(Box<super::rights::RightsTx>),
@@ -80,6 +83,7 @@ pub fn arg_bytes(s: &str, hex_mode: bool) -> anyhow::Result<Vec<u8>> {
 pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
     let (action, opts) = match cmd {
         TxCmd::Validator(v) => return super::governance::run_tx(v, out).await,
+        TxCmd::Casbin(c) => return super::casbin::run_tx(c, out).await,
         TxCmd::Rights(r) => return super::rights::run_tx(*r, out).await,
         TxCmd::Kv(KvTx::Set { key, value, opts }) => (
             Action::KvSet(KvSet {

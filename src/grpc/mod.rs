@@ -2,6 +2,7 @@
 
 pub mod governance;
 pub mod kv;
+pub mod casbin;
 pub mod query;
 pub mod rights;
 pub mod tx;
@@ -13,6 +14,7 @@ use crate::app::CommitNotifier;
 use crate::client::CometRpc;
 use crate::proto::governance::governance_service_server::GovernanceServiceServer;
 use crate::proto::kv::kv_service_server::KvServiceServer;
+use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
@@ -49,6 +51,11 @@ pub async fn serve(
         .add_service(KvServiceServer::new(kv::KvServiceImpl {
             store: store.clone(),
         }))
+        .add_service(CasbinQueryServiceServer::new(
+            casbin::CasbinQueryServiceImpl {
+                store: store.clone(),
+            },
+        ))
         .add_service(
             crate::proto::rights::rights_service_server::RightsServiceServer::new(
                 rights::RightsServiceImpl {

@@ -2,6 +2,7 @@
 //! `Action` oneof. A missing oneof is an error, never a default.
 
 use super::TxError;
+use crate::keyspaces::casbin::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
 use crate::keyspaces::entitlements::{GrantEntitlement, RevokeEntitlement};
 use crate::keyspaces::grants::RecordGrant;
 use crate::keyspaces::kv::{
@@ -32,6 +33,9 @@ pub enum Action {
     TakedownResolve(crate::keyspaces::takedowns::TakedownResolve),
     SetFlag(crate::keyspaces::takedowns::SetFlag),
     ClearFlag(crate::keyspaces::takedowns::ClearFlag),
+    AddCasbinModel(AddCasbinModel),
+    AddCasbinRule(AddCasbinRule),
+    RemoveCasbinRule(RemoveCasbinRule),
     UploadComplete(UploadComplete),
     PublishRelease(PublishRelease),
     GrantEntitlement(GrantEntitlement),
@@ -63,6 +67,9 @@ impl Action {
             Action::TakedownResolve(a) => a.check_stateless(params),
             Action::SetFlag(a) => a.check_stateless(params),
             Action::ClearFlag(a) => a.check_stateless(params),
+            Action::AddCasbinModel(a) => a.check_stateless(params),
+            Action::AddCasbinRule(a) => a.check_stateless(params),
+            Action::RemoveCasbinRule(a) => a.check_stateless(params),
             Action::UploadComplete(a) => a.check_stateless(params),
             Action::PublishRelease(a) => a.check_stateless(params),
             Action::GrantEntitlement(a) => a.check_stateless(params),
@@ -98,6 +105,9 @@ impl Action {
             | Action::TakedownResolve(_)
             | Action::SetFlag(_)
             | Action::ClearFlag(_)
+            | Action::AddCasbinModel(_)
+            | Action::AddCasbinRule(_)
+            | Action::RemoveCasbinRule(_)
             | Action::UploadComplete(_)
             | Action::PublishRelease(_)
             | Action::GrantEntitlement(_)
@@ -124,6 +134,9 @@ impl Action {
             Action::TakedownResolve(_) => "takedown.resolve",
             Action::SetFlag(_) => "flag.set",
             Action::ClearFlag(_) => "flag.clear",
+            Action::AddCasbinModel(_) => "casbin.add_model",
+            Action::AddCasbinRule(_) => "casbin.add_rule",
+            Action::RemoveCasbinRule(_) => "casbin.remove_rule",
             Action::UploadComplete(_) => "rights.upload_complete",
             Action::PublishRelease(_) => "rights.publish_release",
             Action::GrantEntitlement(_) => "rights.grant_entitlement",
@@ -180,6 +193,9 @@ impl TryFrom<pb::Action> for Action {
             | Kind::KvdbPop(_)
             | Kind::KvdbIncrBy(_)) => Action::Kvdb(KvdbAction::from_kind(k)?),
         })
+            Kind::AddCasbinModel(a) => Action::AddCasbinModel(a.into()),
+            Kind::AddCasbinRule(a) => Action::AddCasbinRule(a.into()),
+            Kind::RemoveCasbinRule(a) => Action::RemoveCasbinRule(a.into()),
     }
 }
 
@@ -211,6 +227,9 @@ impl From<Action> for pb::Action {
             Action::KvTokenUpdate(u) => Kind::KvTokenUpdate(u.into()),
             Action::KvTokenDelete(d) => Kind::KvTokenDelete(d.into()),
             Action::Kvdb(k) => k.into_kind(),
+            Action::AddCasbinModel(a) => Kind::AddCasbinModel(a.into()),
+            Action::AddCasbinRule(a) => Kind::AddCasbinRule(a.into()),
+            Action::RemoveCasbinRule(a) => Kind::RemoveCasbinRule(a.into()),
         };
         pb::Action { kind: Some(kind) }
     }

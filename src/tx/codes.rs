@@ -67,6 +67,18 @@ pub enum Code {
     GovernanceCap = 210,
     /// Governance: the uploader is not a member of the ACTIVE group it names.
     NotGroupMember = 211,
+    /// Casbin: the model text is outside the allowed subset.
+    CasbinInvalidModel = 170,
+    /// Casbin: a rule index outside `0..max_rules_per_model`.
+    CasbinRuleIndexOutOfRange = 171,
+    /// Casbin: a rule value fails the checks of the functions that read it.
+    CasbinInvalidRule = 172,
+    /// Casbin: a cap of `params.casbin` (model size, values per rule, value length).
+    CasbinCapExceeded = 173,
+    /// Casbin: the signer does not own the model or the model id.
+    CasbinNotOwner = 174,
+    /// Casbin: evaluation failed (bound hit, caught panic): a deterministic deny.
+    CasbinEvaluationFailed = 175,
     // Content and rights: 100-139 (140-159 are kept for the casbin keyspaces).
     /// The cid has no upload.
     UnknownCid = 100,
@@ -185,6 +197,12 @@ impl Code {
             Code::InvalidTransition => "INVALID_TRANSITION",
             Code::GovernanceCap => "GOVERNANCE_CAP",
             Code::NotGroupMember => "NOT_GROUP_MEMBER",
+            Code::CasbinInvalidModel => "CASBIN_INVALID_MODEL",
+            Code::CasbinRuleIndexOutOfRange => "CASBIN_RULE_INDEX_OUT_OF_RANGE",
+            Code::CasbinInvalidRule => "CASBIN_INVALID_RULE",
+            Code::CasbinCapExceeded => "CASBIN_CAP_EXCEEDED",
+            Code::CasbinNotOwner => "CASBIN_NOT_OWNER",
+            Code::CasbinEvaluationFailed => "CASBIN_EVALUATION_FAILED",
             Code::UnknownCid => "UNKNOWN_CID",
             Code::RoleNotGrantable => "ROLE_NOT_GRANTABLE",
             Code::AlreadyPublished => "ALREADY_PUBLISHED",
@@ -228,7 +246,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 68] = [
+    pub const ALL: [Code; 74] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -258,6 +276,12 @@ impl Code {
         Code::InvalidTransition,
         Code::GovernanceCap,
         Code::NotGroupMember,
+        Code::CasbinInvalidModel,
+        Code::CasbinRuleIndexOutOfRange,
+        Code::CasbinInvalidRule,
+        Code::CasbinCapExceeded,
+        Code::CasbinNotOwner,
+        Code::CasbinEvaluationFailed,
         Code::UnknownCid,
         Code::RoleNotGrantable,
         Code::AlreadyPublished,

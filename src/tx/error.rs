@@ -51,6 +51,8 @@ pub enum TxError {
     /// A governance rule refused the action (codes 200–299).
     #[error(transparent)]
     Governance(#[from] crate::keyspaces::validators::GovError),
+    #[error(transparent)]
+    Casbin(#[from] crate::keyspaces::casbin::CasbinError),
     /// A content or rights rule (codes 100-199).
     #[error(transparent)]
     Rights(#[from] crate::keyspaces::rights::RightsError),
@@ -82,6 +84,7 @@ impl TxError {
             TxError::MempoolPolicy(_) => Code::MempoolPolicy,
             TxError::NotReady(_) => Code::NotReady,
             TxError::Governance(g) => g.code(),
+            TxError::Casbin(e) => e.code(),
             TxError::Rights(e) => e.code(),
             TxError::Kv(e) => e.code(),
             // Never reported as a tx result; the executor aborts instead.

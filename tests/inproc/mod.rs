@@ -24,6 +24,8 @@ use tendermint::v0_38::abci::{
 };
 use tower::{Service, ServiceExt};
 
+pub mod casbin;
+
 pub const CHAIN: &str = "stave-test";
 /// The evidence max age (blocks) the harness's InitChain declares.
 pub const EVIDENCE_AGE: u64 = 5;

@@ -1,11 +1,48 @@
 //! The `casbin/` keyspaces: `casbin/models/{model_id}`,
 //! `casbin/rules/{model_id}/{rule_index}` and
-//! `casbin/rules_by_sub/{model_id}/{subject}`.
+//! `casbin/rules_by_sub/{model_id}/{subject}` (index space).
 //!
-//! This file fixes the interface that the policy and access-decision code
-//! calls ([`model_owner`], [`enforce`]). The keyspace, its actions, the
-//! adapter and the bounded evaluator live behind it.
+//! The policy and access-decision code calls [`model_owner`] and
+//! [`enforce`]. Behind them:
+//! - [`model`] and [`matcher`] accept only a documented subset of casbin's
+//!   PERM models (README, "Casbin"), checked when a model is added;
+//! - [`rules`] checks each rule value against every function that will read
+//!   it (regexes compiled under a size limit, IPs and CIDRs parsed);
+//! - [`eval`] is a bounded evaluator of that subset (operation budget, no
+//!   panicking paths, a `catch_unwind` backstop), cached by content digest;
+//! - [`adapter`] implements casbin-rs's `Adapter` (with the filtered load)
+//!   over these keyspaces, and a test checks that casbin-rs and [`eval`]
+//!   decide alike on the subset.
+//!
+//! casbin-rs itself never runs in the consensus path: it evaluates matchers
+//! with Rhai built `unchecked` (no operation limits exist; `1/0` panics),
+//! and its `regexMatch`/`keyMatch2` unwrap on bad patterns.
 
+pub mod actions;
+pub mod adapter;
+pub mod cache;
+mod error;
+pub mod eval;
+mod keys;
+pub mod matcher;
+pub mod model;
+mod params;
+pub mod query;
+pub mod rules;
+mod state;
+pub mod term;
+mod types;
+
+use std::sync::Arc;
+
+pub use actions::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
+pub use error::CasbinError;
+pub use keys::{model_key, rule_key, rules_by_sub_key, rules_prefix, split_rule_key};
+pub use params::{CasbinParams, HARD_REGEX_BYTES, MAX_VALUES};
+pub use state::{CasbinRead, CasbinWrite};
+pub use types::{CasbinModel, ModelId, PType, Rule, MAX_NAME_BYTES};
+
+use crate::keyspaces::params::ParamsRead;
 use crate::store::{StateRead, StoreError};
 
 /// One access request, as the access decision asks it. A model's
@@ -30,7 +67,8 @@ pub enum CasbinDecision {
     /// The model evaluated and denied; the reason names the model.
     Deny(String),
     /// Evaluation could not complete (unknown model, a bound hit, a caught
-    /// panic). The access decision treats this as a deny with its own code.
+    /// panic). The access decision treats this as a deny with its own code
+    /// ([`crate::tx::Code::CasbinEvaluationFailed`]).
     Failed(String),
 }
 
@@ -39,19 +77,72 @@ pub fn model_owner<S: StateRead + ?Sized>(
     state: &S,
     model_id: &str,
 ) -> Result<Option<[u8; 32]>, StoreError> {
-    let _ = (state, model_id);
-    Ok(None)
+    let Ok(id) = ModelId::parse(model_id) else {
+        return Ok(None);
+    };
+    Ok(state.casbin_model(&id)?.map(|m| m.owner))
+}
+
+/// The compiled form of a stored model, from the cache or built now.
+fn compiled<S: StateRead + ?Sized>(
+    state: &S,
+    model: &CasbinModel,
+    params: &CasbinParams,
+) -> Result<Result<Arc<eval::Compiled>, String>, StoreError> {
+    let id = model.model_id.as_str();
+    if let Some(hit) = cache::get(id, &model.content_digest) {
+        return Ok(Ok(hit));
+    }
+    let rules = state.casbin_rules(model)?;
+    let built = eval::guarded(|| eval::Compiled::build(&model.perm_model, &rules, params))
+        .and_then(|r| r)
+        .map(Arc::new);
+    if let Ok(c) = &built {
+        cache::put(id, &model.content_digest, c.clone());
+    }
+    Ok(built)
 }
 
 /// Evaluates `model_id`'s model and rules against `req`, reading `state`.
-/// Never panics and never runs unbounded.
+/// Never panics and never runs unbounded: evaluation is limited by
+/// `params.casbin.max_eval_ops`, and a panic becomes [`CasbinDecision::Failed`].
+///
+/// # Errors
+/// Only a store fault; every problem with the model is a `Failed` decision.
 pub fn enforce<S: StateRead + ?Sized>(
     state: &S,
     model_id: &str,
     req: &CasbinRequest<'_>,
 ) -> Result<CasbinDecision, StoreError> {
-    let _ = (state, req);
-    Ok(CasbinDecision::Failed(format!(
-        "casbin model {model_id:?} cannot be evaluated yet"
-    )))
+    let id = match ModelId::parse(model_id) {
+        Ok(id) => id,
+        Err(e) => return Ok(CasbinDecision::Failed(e)),
+    };
+    let Some(model) = state.casbin_model(&id)? else {
+        return Ok(CasbinDecision::Failed(format!(
+            "casbin model {model_id:?} does not exist"
+        )));
+    };
+    let params = state.params()?.unwrap_or_default().casbin;
+    let compiled = match compiled(state, &model, &params)? {
+        Ok(c) => c,
+        Err(e) => {
+            return Ok(CasbinDecision::Failed(format!(
+                "casbin model {model_id:?}: {e}"
+            )))
+        }
+    };
+    let outcome = eval::guarded(|| compiled.decide(req, params.max_eval_ops));
+    Ok(match outcome {
+        Ok(Ok(true)) => CasbinDecision::Allow,
+        Ok(Ok(false)) => CasbinDecision::Deny(format!(
+            "casbin model {model_id:?} denies sub {:?} obj {:?} act {:?} territory {:?}",
+            req.sub, req.obj, req.act, req.territory
+        )),
+        Ok(Err(e)) => CasbinDecision::Failed(format!("casbin model {model_id:?}: {e}")),
+        Err(panic) => CasbinDecision::Failed(format!("casbin model {model_id:?}: {panic}")),
+    })
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,6 +11,7 @@ pub use state::{ParamsRead, ParamsWrite};
 use serde::{Deserialize, Serialize};
 
 pub use crate::keyspaces::validators::GovernanceParams;
+use crate::keyspaces::casbin::CasbinParams;
 use crate::proto::genesis as pb;
 
 /// Consensus parameters (domain type of `stave.genesis.v1.Params`).
@@ -26,6 +27,9 @@ pub struct Params {
     /// Governance: elections, unbonding, validator caps.
     #[serde(default)]
     pub governance: GovernanceParams,
+    /// Caps of the casbin/ keyspaces.
+    #[serde(default)]
+    pub casbin: CasbinParams,
     /// Caps of the content and rights keyspaces.
     #[serde(default)]
     pub rights: crate::keyspaces::rights::RightsParams,
@@ -44,6 +48,7 @@ impl Default for Params {
             max_kv_value_bytes: 64 * 1024,
             max_stored_bytes_per_account: 64 * 1024 * 1024,
             governance: GovernanceParams::default(),
+            casbin: CasbinParams::default(),
             rights: Default::default(),
             kv_tokens: Default::default(),
         }
@@ -59,6 +64,7 @@ impl Params {
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
+        self.casbin.validate()?;
         self.rights.validate()?;
         self.governance.validate()?;
         self.kv_tokens.validate()
@@ -75,6 +81,7 @@ impl From<&Params> for pb::Params {
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
             governance: Some((&p.governance).into()),
+            casbin: Some((&p.casbin).into()),
             rights: Some((&p.rights).into()),
             kv_tokens: Some((&p.kv_tokens).into()),
         }
@@ -95,6 +102,7 @@ impl TryFrom<pb::Params> for Params {
                 .governance
                 .ok_or("params have no governance section")?
                 .into(),
+            casbin: p.casbin.ok_or("params.casbin is missing")?.try_into()?,
             rights: p.rights.ok_or("params.rights is missing")?.try_into()?,
             kv_tokens: p.kv_tokens.ok_or("params.kv_tokens is missing")?.into(),
         };

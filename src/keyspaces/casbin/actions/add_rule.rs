@@ -1,0 +1,103 @@
+//! `AddCasbinRule { model_id, rule_index, ptype, values }`: stores a rule in
+//! an empty slot of a model the signer owns, and indexes it by subject.
+
+use super::{charge, check_index, owned_model, parse_id, record_change};
+use crate::keyspaces::casbin::model::parse_model;
+use crate::keyspaces::casbin::rules::{check_against, check_shape};
+use crate::keyspaces::casbin::{rule_key, CasbinRead, CasbinWrite, PType, Rule};
+use crate::keyspaces::params::Params;
+use crate::keyspaces::TxContext;
+use crate::proto::casbin as pb;
+use crate::store::StateWrite;
+use crate::tx::TxError;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddCasbinRule {
+    pub model_id: String,
+    pub rule_index: u32,
+    pub ptype: String,
+    pub values: Vec<String>,
+}
+
+impl From<pb::AddCasbinRule> for AddCasbinRule {
+    fn from(p: pb::AddCasbinRule) -> Self {
+        AddCasbinRule {
+            model_id: p.model_id,
+            rule_index: p.rule_index,
+            ptype: p.ptype,
+            values: p.values,
+        }
+    }
+}
+
+impl From<AddCasbinRule> for pb::AddCasbinRule {
+    fn from(a: AddCasbinRule) -> Self {
+        pb::AddCasbinRule {
+            model_id: a.model_id,
+            rule_index: a.rule_index,
+            ptype: a.ptype,
+            values: a.values,
+        }
+    }
+}
+
+impl AddCasbinRule {
+    fn rule(&self) -> Result<Rule, TxError> {
+        let ptype = PType::parse(&self.ptype)
+            .map_err(crate::keyspaces::casbin::CasbinError::InvalidRule)?;
+        Ok(Rule {
+            ptype,
+            values: self.values.clone(),
+        })
+    }
+
+    /// The id, the slot range, the ptype, and value counts and sizes.
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        parse_id(&self.model_id)?;
+        check_index(self.rule_index, params.casbin.max_rules_per_model)?;
+        check_shape(&self.rule()?, &params.casbin)?;
+        Ok(())
+    }
+
+    /// # Errors
+    /// `NotFound` for an unknown model, `CasbinNotOwner` for another's,
+    /// `Conflict` for a taken slot or a rule the model already has,
+    /// `CasbinInvalidRule` for a value the model's functions would refuse.
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let id = parse_id(&self.model_id)?;
+        let p = &ctx.params.casbin;
+        check_index(self.rule_index, p.max_rules_per_model)?;
+        let rule = self.rule()?;
+        check_shape(&rule, p)?;
+        let model = owned_model(state, &id, &ctx.signer)?;
+        let def = parse_model(&model.perm_model, p, p.max_regex_bytes)?;
+        check_against(&def, &rule, p)?;
+        if state.casbin_rule(&id, self.rule_index)?.is_some() {
+            return Err(TxError::Conflict(format!(
+                "casbin rule slot {} of {id} is taken",
+                self.rule_index
+            )));
+        }
+        let mut same_subject = state.casbin_rules_by_sub(&id, rule.subject())?;
+        for &i in &same_subject {
+            if state.casbin_rule(&id, i)?.as_ref() == Some(&rule) {
+                return Err(TxError::Conflict(format!(
+                    "model {id} has this rule in slot {i}"
+                )));
+            }
+        }
+        let size = rule_key(&id, self.rule_index).len() as u64 + rule.stored_size();
+        charge(state, ctx, size, 0)?;
+        state.put_casbin_rule(&id, self.rule_index, &rule);
+        if let Err(at) = same_subject.binary_search(&self.rule_index) {
+            same_subject.insert(at, self.rule_index);
+        }
+        state.put_casbin_rules_by_sub(&id, rule.subject(), same_subject);
+        record_change(state, ctx, model, self.rule_index, Some(&rule));
+        Ok(())
+    }
+}

@@ -1,0 +1,92 @@
+//! Key builders of the casbin/ keyspaces. The only place their keys are built.
+//!
+//! - `casbin/models/{model_id}` (state)
+//! - `casbin/rules/{model_id}/{rule_index}` (state; index u32 big-endian)
+//! - `casbin/rules_by_sub/{model_id}/{subject}` (index space)
+
+use super::ModelId;
+
+const MODELS: &[u8] = b"casbin/models/";
+const RULES: &[u8] = b"casbin/rules/";
+const RULES_BY_SUB: &[u8] = b"casbin/rules_by_sub/";
+
+fn join(prefix: &[u8], id: &ModelId, extra: usize) -> Vec<u8> {
+    let mut k = Vec::with_capacity(prefix.len() + id.as_str().len() + 1 + extra);
+    k.extend_from_slice(prefix);
+    k.extend_from_slice(id.as_str().as_bytes());
+    k
+}
+
+/// `casbin/models/{model_id}`.
+pub fn model_key(id: &ModelId) -> Vec<u8> {
+    join(MODELS, id, 0)
+}
+
+/// `casbin/rules/{model_id}/`: the prefix of one model's rules.
+pub fn rules_prefix(id: &ModelId) -> Vec<u8> {
+    let mut k = join(RULES, id, 4);
+    k.push(b'/');
+    k
+}
+
+/// `casbin/rules/{model_id}/{rule_index}`, the index fixed-width big-endian
+/// so that key order is slot order.
+pub fn rule_key(id: &ModelId, index: u32) -> Vec<u8> {
+    let mut k = rules_prefix(id);
+    k.extend_from_slice(&index.to_be_bytes());
+    k
+}
+
+/// The slot of a `casbin/rules/{model_id}/{rule_index}` key of `id`.
+pub fn split_rule_key(id: &ModelId, key: &[u8]) -> Option<u32> {
+    let rest = key.strip_prefix(rules_prefix(id).as_slice())?;
+    Some(u32::from_be_bytes(rest.try_into().ok()?))
+}
+
+/// `casbin/rules_by_sub/{model_id}/{subject}` (index space).
+pub fn rules_by_sub_key(id: &ModelId, subject: &str) -> Vec<u8> {
+    let mut k = join(RULES_BY_SUB, id, subject.len());
+    k.push(b'/');
+    k.extend_from_slice(subject.as_bytes());
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn rule_keys_sort_in_slot_order_and_round_trip(a in any::<u32>(), b in any::<u32>()) {
+            let id = ModelId::new(&[3; 32], "m").unwrap();
+            prop_assert_eq!(a.cmp(&b), rule_key(&id, a).cmp(&rule_key(&id, b)));
+            prop_assert_eq!(split_rule_key(&id, &rule_key(&id, a)), Some(a));
+        }
+
+        #[test]
+        fn one_models_rules_never_share_another_models_prefix(
+            n1 in "[a-z0-9._-]{1,12}", n2 in "[a-z0-9._-]{1,12}", i in any::<u32>()) {
+            prop_assume!(n1 != n2);
+            let a = ModelId::new(&[3; 32], &n1).unwrap();
+            let b = ModelId::new(&[3; 32], &n2).unwrap();
+            prop_assert!(!rule_key(&a, i).starts_with(&rules_prefix(&b)));
+            prop_assert_eq!(split_rule_key(&b, &rule_key(&a, i)), None);
+        }
+    }
+
+    #[test]
+    fn keys_keep_the_documents_shape() {
+        let id = ModelId::new(&[0xab; 32], "m1").unwrap();
+        let h = "ab".repeat(32);
+        assert_eq!(model_key(&id), format!("casbin/models/{h}/m1").into_bytes());
+        assert_eq!(
+            rule_key(&id, 258),
+            [format!("casbin/rules/{h}/m1/").as_bytes(), &[0, 0, 1, 2]].concat()
+        );
+        assert_eq!(
+            rules_by_sub_key(&id, "alice"),
+            format!("casbin/rules_by_sub/{h}/m1/alice").into_bytes()
+        );
+    }
+}
