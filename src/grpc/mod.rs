@@ -1,8 +1,8 @@
 //! gRPC (tonic): the tx and query services, with reflection and health.
 
+pub mod casbin;
 pub mod governance;
 pub mod kv;
-pub mod casbin;
 pub mod query;
 pub mod rights;
 pub mod tx;
@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use crate::app::CommitNotifier;
 use crate::client::CometRpc;
+use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
 use crate::proto::governance::governance_service_server::GovernanceServiceServer;
 use crate::proto::kv::kv_service_server::KvServiceServer;
-use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;

@@ -159,6 +159,9 @@ impl TryFrom<pb::Action> for Action {
         Ok(match a.kind.ok_or("action has no kind")? {
             Kind::KvSet(s) => Action::KvSet(s.into()),
             Kind::KvDelete(d) => Action::KvDelete(d.into()),
+            Kind::AddCasbinModel(a) => Action::AddCasbinModel(a.into()),
+            Kind::AddCasbinRule(a) => Action::AddCasbinRule(a.into()),
+            Kind::RemoveCasbinRule(a) => Action::RemoveCasbinRule(a.into()),
             Kind::ApplyValidator(a) => Action::ApplyValidator(a.try_into()?),
             Kind::VoteValidator(v) => Action::VoteValidator(v.try_into()?),
             Kind::LeaveValidator(l) => Action::LeaveValidator(l.into()),
@@ -193,9 +196,6 @@ impl TryFrom<pb::Action> for Action {
             | Kind::KvdbPop(_)
             | Kind::KvdbIncrBy(_)) => Action::Kvdb(KvdbAction::from_kind(k)?),
         })
-            Kind::AddCasbinModel(a) => Action::AddCasbinModel(a.into()),
-            Kind::AddCasbinRule(a) => Action::AddCasbinRule(a.into()),
-            Kind::RemoveCasbinRule(a) => Action::RemoveCasbinRule(a.into()),
     }
 }
 

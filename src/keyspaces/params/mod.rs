@@ -10,8 +10,8 @@ pub use state::{ParamsRead, ParamsWrite};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::keyspaces::validators::GovernanceParams;
 use crate::keyspaces::casbin::CasbinParams;
+pub use crate::keyspaces::validators::GovernanceParams;
 use crate::proto::genesis as pb;
 
 /// Consensus parameters (domain type of `stave.genesis.v1.Params`).

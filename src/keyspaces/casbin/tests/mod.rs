@@ -59,6 +59,7 @@ pub fn run(s: &mut MemState, signer: [u8; 32], action: Action) -> Result<(), TxE
         tx_id: [0; 32],
         chain_id: "stave-test".into(),
         signature: [0; 64],
+        action_index: 0,
         params,
         events: Vec::new(),
     };
