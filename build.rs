@@ -8,6 +8,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/accounts/v1/accounts.proto",
         "proto/stave/genesis/v1/genesis.proto",
         "proto/stave/query/v1/query.proto",
+        "proto/stave/local/v1/local.proto",
+        "proto/stave/peer/v1/peer.proto",
     ];
     for p in &protos {
         println!("cargo:rerun-if-changed={p}");

@@ -26,6 +26,16 @@ pub mod stave {
             tonic::include_proto!("stave.genesis.v1");
         }
     }
+    pub mod local {
+        pub mod v1 {
+            tonic::include_proto!("stave.local.v1");
+        }
+    }
+    pub mod peer {
+        pub mod v1 {
+            tonic::include_proto!("stave.peer.v1");
+        }
+    }
     pub mod query {
         pub mod v1 {
             tonic::include_proto!("stave.query.v1");
@@ -39,6 +49,10 @@ pub use self::stave::accounts::v1 as accounts;
 pub use self::stave::genesis::v1 as genesis;
 /// `stave.kv.v1`: kv actions and the stored entry.
 pub use self::stave::kv::v1 as kv;
+/// `stave.local.v1`: local-store records and the operator status service.
+pub use self::stave::local::v1 as local;
+/// `stave.peer.v1`: the validator-to-validator service.
+pub use self::stave::peer::v1 as peer;
 /// `stave.query.v1`: the query gRPC service.
 pub use self::stave::query::v1 as query;
 /// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.

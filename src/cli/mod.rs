@@ -6,6 +6,7 @@ mod genesis;
 mod init;
 mod keys;
 pub mod loadtest;
+mod local;
 mod output;
 mod query;
 mod reset;

@@ -25,6 +25,9 @@ pub enum QueryCmd {
     /// kv reads.
     #[command(subcommand)]
     Kv(KvQuery),
+    /// The node's local store.
+    #[command(subcommand)]
+    Local(super::local::LocalQuery),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -78,6 +81,7 @@ fn show(bytes: &[u8], hex_mode: bool) -> String {
 
 pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
+        QueryCmd::Local(c) => return super::local::run(c, out).await,
         QueryCmd::Status { node } => {
             let s = StaveClient::connect(&node)
                 .await?

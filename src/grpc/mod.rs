@@ -1,5 +1,8 @@
-//! gRPC (tonic): the tx and query services, with reflection and health.
+//! gRPC (tonic): the tx and query services, the peer service and the
+//! local-store status service, with reflection and health.
 
+pub mod local;
+pub mod peer;
 pub mod query;
 pub mod tx;
 
@@ -8,6 +11,9 @@ use std::sync::Arc;
 
 use crate::app::CommitNotifier;
 use crate::client::CometRpc;
+use crate::local::node::LocalNode;
+use crate::proto::local::local_service_server::LocalServiceServer;
+use crate::proto::peer::peer_service_server::PeerServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
@@ -18,6 +24,7 @@ pub async fn serve(
     store: ChainStore,
     comet: CometRpc,
     notifier: Arc<CommitNotifier>,
+    local_node: Arc<LocalNode>,
 ) -> anyhow::Result<()> {
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -34,6 +41,12 @@ pub async fn serve(
         .add_service(reflection)
         .add_service(TxServiceServer::new(tx::TxServiceImpl { comet, notifier }))
         .add_service(QueryServiceServer::new(query::QueryServiceImpl { store }))
+        .add_service(PeerServiceServer::new(peer::PeerServiceImpl {
+            node: local_node.clone(),
+        }))
+        .add_service(LocalServiceServer::new(local::LocalServiceImpl {
+            node: local_node,
+        }))
         .serve(addr)
         .await?;
     Ok(())

@@ -43,6 +43,28 @@ pub enum Code {
     MempoolPolicy = 15,
     /// The node is not ready (no genesis yet).
     NotReady = 16,
+    /// Peer service: the signed request does not decode.
+    PeerDecode = 400,
+    /// Peer service: the request signature does not verify.
+    PeerSignature = 401,
+    /// Peer service: the requester is not an active validator.
+    PeerNotValidator = 402,
+    /// Peer service: the request timestamp is outside the allowed window.
+    PeerStale = 403,
+    /// Peer service: the request names another chain or another responder.
+    PeerWrongTarget = 404,
+    /// Peer service: the requester is not in the cid's DEK holder set.
+    NotDekHolder = 405,
+    /// Peer service: no upload names this cid, or this node does not hold it.
+    NotHeld = 406,
+    /// Local store: fetched content does not match its cid or size.
+    ContentMismatch = 407,
+    /// Local store: a wrapped DEK does not unwrap.
+    DekUnwrap = 408,
+    /// Local store: a local i/o or store failure (full disk, ...).
+    LocalIo = 409,
+    /// Local store: no peer could be reached or answered.
+    PeerUnavailable = 410,
 }
 
 impl Code {
@@ -70,11 +92,22 @@ impl Code {
             Code::MemoTooLarge => "MEMO_TOO_LARGE",
             Code::MempoolPolicy => "MEMPOOL_POLICY",
             Code::NotReady => "NOT_READY",
+            Code::PeerDecode => "PEER_DECODE",
+            Code::PeerSignature => "PEER_SIGNATURE",
+            Code::PeerNotValidator => "PEER_NOT_VALIDATOR",
+            Code::PeerStale => "PEER_STALE",
+            Code::PeerWrongTarget => "PEER_WRONG_TARGET",
+            Code::NotDekHolder => "NOT_DEK_HOLDER",
+            Code::NotHeld => "NOT_HELD",
+            Code::ContentMismatch => "CONTENT_MISMATCH",
+            Code::DekUnwrap => "DEK_UNWRAP",
+            Code::LocalIo => "LOCAL_IO",
+            Code::PeerUnavailable => "PEER_UNAVAILABLE",
         }
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 28] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -92,6 +125,17 @@ impl Code {
         Code::MemoTooLarge,
         Code::MempoolPolicy,
         Code::NotReady,
+        Code::PeerDecode,
+        Code::PeerSignature,
+        Code::PeerNotValidator,
+        Code::PeerStale,
+        Code::PeerWrongTarget,
+        Code::NotDekHolder,
+        Code::NotHeld,
+        Code::ContentMismatch,
+        Code::DekUnwrap,
+        Code::LocalIo,
+        Code::PeerUnavailable,
     ];
 }
 
