@@ -8,6 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/accounts/v1/accounts.proto",
         "proto/stave/genesis/v1/genesis.proto",
         "proto/stave/query/v1/query.proto",
+        "proto/stave/rights/v1/rights.proto",
         "proto/stave/local/v1/local.proto",
         "proto/stave/peer/v1/peer.proto",
     ];
@@ -15,8 +16,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("cargo:rerun-if-changed={p}");
     }
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
-    tonic_build::configure()
-        .file_descriptor_set_path(out.join("stave_descriptor.bin"))
+    let mut cfg = tonic_build::configure();
+    // Rights messages carried inside domain actions (which derive Eq).
+    for m in [
+        "ErnRelease",
+        "ErnTrack",
+        "Scope",
+        "Condition",
+        "UploadManifest",
+        "WrappedDek",
+    ] {
+        cfg = cfg.type_attribute(format!("stave.rights.v1.{m}"), "#[derive(Eq)]");
+    }
+    cfg.file_descriptor_set_path(out.join("stave_descriptor.bin"))
         .compile_protos(&protos, &["proto"])?;
     Ok(())
 }

@@ -97,6 +97,8 @@ impl CometRpc {
 pub struct StaveClient {
     pub tx: TxServiceClient<tonic::transport::Channel>,
     pub query: QueryServiceClient<tonic::transport::Channel>,
+    pub rights:
+        crate::proto::rights::rights_service_client::RightsServiceClient<tonic::transport::Channel>,
 }
 
 impl StaveClient {
@@ -114,7 +116,8 @@ impl StaveClient {
             .map_err(|e| anyhow::anyhow!("connecting to {url}: {e}"))?;
         Ok(StaveClient {
             tx: TxServiceClient::new(channel.clone()),
-            query: QueryServiceClient::new(channel),
+            query: QueryServiceClient::new(channel.clone()),
+            rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(channel),
         })
     }
 }

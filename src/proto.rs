@@ -41,6 +41,11 @@ pub mod stave {
             tonic::include_proto!("stave.query.v1");
         }
     }
+    pub mod rights {
+        pub mod v1 {
+            tonic::include_proto!("stave.rights.v1");
+        }
+    }
 }
 
 /// `stave.accounts.v1`: the stored account.
@@ -55,6 +60,8 @@ pub use self::stave::local::v1 as local;
 pub use self::stave::peer::v1 as peer;
 /// `stave.query.v1`: the query gRPC service.
 pub use self::stave::query::v1 as query;
+/// `stave.rights.v1`: content and rights actions, records and the rights service.
+pub use self::stave::rights::v1 as rights;
 /// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.
 pub use self::stave::tx::v1 as tx;
 

@@ -82,10 +82,13 @@ async fn validators_fetch_content_and_deks_from_peers() {
         operator: op_key(0),
         address: peer_addr(&nodes[0], 0),
     };
-    let err = fetch_dek(&nodes[3], CHAIN, &target0, &u.dek_cid)
+    let err = fetch_dek(nodes[3].requester(), CHAIN, &target0, &u.dek_cid)
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("code 405 NOT_DEK_HOLDER"), "{err}");
+    assert!(
+        err.to_string().contains("code 405 PEER_NOT_DEK_HOLDER"),
+        "{err}"
+    );
     assert_eq!(nodes[3].local.dek(&u.dek_cid).unwrap(), None);
 
     // a key that is no validator is refused the DEK and the content
@@ -97,7 +100,7 @@ async fn validators_fetch_content_and_deks_from_peers() {
         ed25519_dalek::SigningKey::from_bytes(&[99; 32]),
         asg.clone(),
     );
-    let err = fetch_dek(&stranger, CHAIN, &target0, &u.dek_cid)
+    let err = fetch_dek(stranger.requester(), CHAIN, &target0, &u.dek_cid)
         .await
         .unwrap_err();
     assert!(
@@ -116,7 +119,7 @@ async fn validators_fetch_content_and_deks_from_peers() {
     assert!(err.to_string().contains("code 402"), "{err}");
     assert!(!stranger.content.path_of(&u.content_cid).exists());
     // a request for another chain is refused
-    let err = fetch_dek(&nodes[1], "other-chain", &target0, &u.dek_cid)
+    let err = fetch_dek(nodes[1].requester(), "other-chain", &target0, &u.dek_cid)
         .await
         .unwrap_err();
     assert!(

@@ -14,5 +14,11 @@ pub fn dispatch<S: StateWrite>(
     match action {
         Action::KvSet(a) => a.execute(state, ctx),
         Action::KvDelete(a) => a.execute(state, ctx),
+        Action::UploadComplete(a) => a.execute(state, ctx),
+        Action::PublishRelease(a) => a.execute(state, ctx),
+        Action::GrantEntitlement(a) => a.execute(state, ctx),
+        Action::RevokeEntitlement(a) => a.execute(state, ctx),
+        Action::SetPolicy(a) => a.execute(state, ctx),
+        Action::RecordGrant(a) => a.execute(state, ctx),
     }
 }

@@ -78,6 +78,8 @@ fn execute<S: StateRead>(
         time_ns: env.time_ns,
         signer: tx.signer,
         tx_id: tx.id,
+        chain_id: env.chain_id.to_string(),
+        signature: tx.signature,
         params: env.params.clone(),
         events: Vec::new(),
     };

@@ -4,6 +4,7 @@
 pub mod local;
 pub mod peer;
 pub mod query;
+pub mod rights;
 pub mod tx;
 
 use std::net::SocketAddr;
@@ -40,6 +41,13 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(TxServiceServer::new(tx::TxServiceImpl { comet, notifier }))
+        .add_service(
+            crate::proto::rights::rights_service_server::RightsServiceServer::new(
+                rights::RightsServiceImpl {
+                    store: store.clone(),
+                },
+            ),
+        )
         .add_service(QueryServiceServer::new(query::QueryServiceImpl { store }))
         .add_service(PeerServiceServer::new(peer::PeerServiceImpl {
             node: local_node.clone(),

@@ -17,17 +17,17 @@ pub struct QueryServiceImpl {
     pub store: ChainStore,
 }
 
-fn key32(field: &str, b: &[u8]) -> Result<[u8; 32], Status> {
+pub(super) fn key32(field: &str, b: &[u8]) -> Result<[u8; 32], Status> {
     b.try_into()
         .map_err(|_| Status::invalid_argument(format!("{field} must be 32 bytes, got {}", b.len())))
 }
 
-fn internal(e: StoreError) -> Status {
+pub(super) fn internal(e: StoreError) -> Status {
     Status::internal(e.to_string())
 }
 
 /// Runs a blocking store read off the async runtime.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, Status> + Send + 'static,
 ) -> Result<T, Status> {
     tokio::task::spawn_blocking(f)

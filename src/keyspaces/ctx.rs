@@ -38,6 +38,10 @@ pub struct TxContext {
     pub time_ns: i64,
     pub signer: [u8; 32],
     pub tx_id: [u8; 32],
+    /// The chain the tx was signed for (content manifests name it too).
+    pub chain_id: String,
+    /// The tx's ed25519 signature (a release records it).
+    pub signature: [u8; 64],
     pub params: crate::keyspaces::params::Params,
     pub events: Vec<Event>,
 }

@@ -9,8 +9,15 @@
 pub mod accounts;
 pub mod casbin;
 mod ctx;
+pub mod deks;
+pub mod entitlements;
+pub mod grants;
 pub mod kv;
 pub mod params;
+pub mod policies;
+pub mod releases;
+pub mod rights;
+pub mod uploads;
 pub mod validators;
 
 pub use ctx::{Event, TxContext};

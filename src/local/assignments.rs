@@ -2,6 +2,8 @@
 //! the DEK to hold, with the validators named in its sets. Read from the
 //! latest committed state only.
 
+use crate::keyspaces::uploads::{uploads_prefix, UploadsRead};
+use crate::proto::rights::Upload;
 use crate::store::View;
 
 /// One upload as the local store sees it.
@@ -39,5 +41,47 @@ pub struct FixedAssignments(pub Vec<Assignment>);
 impl AssignmentSource for FixedAssignments {
     fn all(&self, _state: &View<'_>) -> anyhow::Result<Vec<Assignment>> {
         Ok(self.0.clone())
+    }
+}
+
+fn keys32(set: &[Vec<u8>]) -> Vec<[u8; 32]> {
+    set.iter()
+        .filter_map(|k| <[u8; 32]>::try_from(k.as_slice()).ok())
+        .collect()
+}
+
+/// The assignment an upload record makes: its DEK is keyed by `flac_cid`,
+/// its replicated blob is `encrypted_cid`.
+pub fn of_upload(u: &Upload) -> Assignment {
+    Assignment {
+        dek_cid: u.flac_cid.clone(),
+        content_cid: u.encrypted_cid.clone(),
+        encrypted_size: u.encrypted_size,
+        replication_set: keys32(&u.replication_set),
+        dek_holder_set: keys32(&u.dek_holder_set),
+    }
+}
+
+/// Assignments read from the committed `uploads/` keyspace.
+pub struct ChainAssignments;
+
+impl AssignmentSource for ChainAssignments {
+    fn all(&self, state: &View<'_>) -> anyhow::Result<Vec<Assignment>> {
+        let prefix = uploads_prefix();
+        let mut out = Vec::new();
+        for (key, raw) in state.prefix_list(&prefix, None, usize::MAX)? {
+            let u = <Upload as prost::Message>::decode(raw.as_slice()).map_err(|e| {
+                anyhow::anyhow!("upload record {} is corrupt: {e}", hex::encode(&key))
+            })?;
+            out.push(of_upload(&u));
+        }
+        Ok(out)
+    }
+
+    fn by_cid(&self, state: &View<'_>, cid: &[u8]) -> anyhow::Result<Option<Assignment>> {
+        if let Some(u) = state.upload(cid)? {
+            return Ok(Some(of_upload(&u)));
+        }
+        Ok(self.all(state)?.into_iter().find(|a| a.content_cid == cid))
     }
 }

@@ -90,6 +90,14 @@ impl LocalStore {
         })
     }
 
+    /// Opens the local store read-only, beside a running node (tests and
+    /// diagnostics; it sees what was written before it opened).
+    pub fn open_read_only(path: &Path) -> Result<Self, LocalError> {
+        Ok(LocalStore {
+            db: Arc::new(DB::open_for_read_only(&Options::default(), path, false)?),
+        })
+    }
+
     fn synced() -> WriteOptions {
         let mut o = WriteOptions::default();
         o.set_sync(true);
@@ -126,7 +134,7 @@ impl LocalRaw for LocalStore {
 /// Where `stave start` reads assignments from: the committed `uploads/`
 /// keyspace.
 pub fn chain_assignments() -> Arc<dyn assignments::AssignmentSource> {
-    Arc::new(assignments::FixedAssignments(Vec::new()))
+    Arc::new(assignments::ChainAssignments)
 }
 
 /// Decodes a protobuf record stored under `key`.

@@ -59,7 +59,7 @@ impl PeerError {
             PeerError::NotValidator { .. } => Code::PeerNotValidator,
             PeerError::Stale { .. } => Code::PeerStale,
             PeerError::WrongTarget { .. } => Code::PeerWrongTarget,
-            PeerError::NotDekHolder { .. } => Code::NotDekHolder,
+            PeerError::NotDekHolder { .. } => Code::PeerNotDekHolder,
             PeerError::NotHeld { .. } => Code::NotHeld,
             PeerError::ContentMismatch { .. } => Code::ContentMismatch,
             PeerError::DekUnwrap { .. } => Code::DekUnwrap,

@@ -51,18 +51,35 @@ async fn connect(
     Ok(PeerServiceClient::new(ch).max_decoding_message_size(8 << 20))
 }
 
-/// A request to `t`, signed by this validator.
+/// Who asks: the operator key signs requests, the X25519 key unwraps answers.
+#[derive(Clone, Copy)]
+pub struct Requester<'a> {
+    pub operator: &'a ed25519_dalek::SigningKey,
+    pub x25519: &'a x25519_dalek::StaticSecret,
+}
+
+impl LocalNode {
+    /// This validator as a requester.
+    pub fn requester(&self) -> Requester<'_> {
+        Requester {
+            operator: &self.operator,
+            x25519: &self.x25519,
+        }
+    }
+}
+
+/// A request to `t`, signed by `operator`.
 pub fn signed_request(
-    node: &LocalNode,
+    operator: &ed25519_dalek::SigningKey,
     chain_id: &str,
     t: &PeerTarget,
     body: Body,
 ) -> SignedPeerRequest {
     sign(
-        &node.operator,
+        operator,
         &PeerRequest {
             chain_id: chain_id.to_string(),
-            requester: node.me().to_vec(),
+            requester: operator.verifying_key().to_bytes().to_vec(),
             responder: t.operator.to_vec(),
             timestamp_ms: now_ms(),
             body: Some(body),
@@ -73,13 +90,13 @@ pub fn signed_request(
 /// Asks `t` for this validator's wrapped DEK of `cid`; keeps nothing,
 /// returns the record to store only if it unwraps.
 pub async fn fetch_dek(
-    node: &LocalNode,
+    me: Requester<'_>,
     chain_id: &str,
     t: &PeerTarget,
     cid: &[u8],
 ) -> Result<StoredDek, PeerError> {
     let req = signed_request(
-        node,
+        me.operator,
         chain_id,
         t,
         Body::FetchWrappedDek(FetchWrappedDek { cid: cid.to_vec() }),
@@ -106,7 +123,7 @@ pub async fn fetch_dek(
         ephemeral_pubkey: eph,
         ciphertext: resp.wrapped_dek.clone(),
     };
-    unwrap_dek(&node.x25519, &wrapped, cid).map_err(|e| bad(e.to_string()))?;
+    unwrap_dek(me.x25519, &wrapped, cid).map_err(|e| bad(e.to_string()))?;
     Ok(StoredDek {
         cid: cid.to_vec(),
         wrapped_dek: resp.wrapped_dek,
@@ -138,7 +155,7 @@ pub async fn fetch_content(
     size: u64,
 ) -> Result<u64, PeerError> {
     let req = signed_request(
-        node,
+        &node.operator,
         chain_id,
         t,
         Body::FetchContent(FetchContent { cid: cid.to_vec() }),

@@ -177,7 +177,7 @@ impl Worker {
                 blocking(move || mark(&node, kind, &cid_v, Op::Done { source, size })).await
             }
             Kind::Dek => {
-                let stored = fetch_dek(&node, chain_id, t, cid).await?;
+                let stored = fetch_dek(node.requester(), chain_id, t, cid).await?;
                 blocking(move || {
                     node.local.put_dek(&stored)?;
                     mark(&node, kind, &cid_v, Op::Done { source, size: 0 })

@@ -71,6 +71,16 @@ impl<'a> View<'a> {
         self.list(cf::STATE, prefix, start_after, limit)
     }
 
+    /// Index-space values under `prefix`, strictly after `start_after`, at most `limit`.
+    pub fn index_prefix_list(
+        &self,
+        prefix: &[u8],
+        start_after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        self.list(cf::INDEX, prefix, start_after, limit)
+    }
+
     fn list(
         &self,
         cf_name: &str,

@@ -43,6 +43,51 @@ pub enum Code {
     MempoolPolicy = 15,
     /// The node is not ready (no genesis yet).
     NotReady = 16,
+    // Content and rights: 100-139 (140-159 are kept for the casbin keyspaces).
+    /// The cid has no upload.
+    UnknownCid = 100,
+    /// The signer's role may not grant, replace or revoke this role (or set this policy).
+    RoleNotGrantable = 101,
+    /// The cid is already published (a double publish).
+    AlreadyPublished = 102,
+    /// A track's ISRC is malformed or repeated.
+    MalformedIsrc = 103,
+    /// The access decision denies the consumer (RecordGrant).
+    AccessDenied = 105,
+    /// The last OWNER of a cid can be neither revoked nor demoted.
+    LastOwner = 106,
+    /// The uploader's manifest signature does not verify.
+    ManifestSignature = 107,
+    /// The signer is not the active processing validator the manifest names.
+    NotProcessingValidator = 108,
+    /// The ERN metadata is malformed (release id, date, missing fields).
+    InvalidErn = 109,
+    /// A territory is not an ISO 3166-1 alpha-2 code.
+    InvalidTerritory = 110,
+    /// An upload of this flac_cid already exists.
+    UploadExists = 111,
+    /// A content or rights collection is over its genesis cap.
+    RightsCapExceeded = 112,
+    /// Takedown policy states belong to the takedown flow.
+    PolicyTypeReserved = 113,
+    /// The policy names a Casbin model the setter does not own.
+    ModelNotOwned = 114,
+    /// The signer is not in the cid's DEK holder set.
+    NotDekHolder = 115,
+    /// The policy type (PROGRAMMABLE) is not evaluated yet.
+    UnsupportedPolicyType = 116,
+    /// Casbin evaluation could not complete; a deterministic deny.
+    CasbinFailed = 117,
+    /// A takedown of the cid is pending or confirmed.
+    TakedownActive = 118,
+    /// Only the uploader may publish the upload.
+    NotUploader = 119,
+    /// The upload manifest is malformed.
+    InvalidManifest = 120,
+    /// An entitlement scope is malformed (window, condition order).
+    InvalidScope = 121,
+    /// A policy's fields do not fit its type.
+    InvalidPolicy = 122,
     /// Peer service: the signed request does not decode.
     PeerDecode = 400,
     /// Peer service: the request signature does not verify.
@@ -54,7 +99,7 @@ pub enum Code {
     /// Peer service: the request names another chain or another responder.
     PeerWrongTarget = 404,
     /// Peer service: the requester is not in the cid's DEK holder set.
-    NotDekHolder = 405,
+    PeerNotDekHolder = 405,
     /// Peer service: no upload names this cid, or this node does not hold it.
     NotHeld = 406,
     /// Local store: fetched content does not match its cid or size.
@@ -92,12 +137,34 @@ impl Code {
             Code::MemoTooLarge => "MEMO_TOO_LARGE",
             Code::MempoolPolicy => "MEMPOOL_POLICY",
             Code::NotReady => "NOT_READY",
+            Code::UnknownCid => "UNKNOWN_CID",
+            Code::RoleNotGrantable => "ROLE_NOT_GRANTABLE",
+            Code::AlreadyPublished => "ALREADY_PUBLISHED",
+            Code::MalformedIsrc => "MALFORMED_ISRC",
+            Code::AccessDenied => "ACCESS_DENIED",
+            Code::LastOwner => "LAST_OWNER",
+            Code::ManifestSignature => "MANIFEST_SIGNATURE",
+            Code::NotProcessingValidator => "NOT_PROCESSING_VALIDATOR",
+            Code::InvalidErn => "INVALID_ERN",
+            Code::InvalidTerritory => "INVALID_TERRITORY",
+            Code::UploadExists => "UPLOAD_EXISTS",
+            Code::RightsCapExceeded => "RIGHTS_CAP_EXCEEDED",
+            Code::PolicyTypeReserved => "POLICY_TYPE_RESERVED",
+            Code::ModelNotOwned => "MODEL_NOT_OWNED",
+            Code::NotDekHolder => "NOT_DEK_HOLDER",
+            Code::UnsupportedPolicyType => "UNSUPPORTED_POLICY_TYPE",
+            Code::CasbinFailed => "CASBIN_FAILED",
+            Code::TakedownActive => "TAKEDOWN_ACTIVE",
+            Code::NotUploader => "NOT_UPLOADER",
+            Code::InvalidManifest => "INVALID_MANIFEST",
+            Code::InvalidScope => "INVALID_SCOPE",
+            Code::InvalidPolicy => "INVALID_POLICY",
             Code::PeerDecode => "PEER_DECODE",
             Code::PeerSignature => "PEER_SIGNATURE",
             Code::PeerNotValidator => "PEER_NOT_VALIDATOR",
             Code::PeerStale => "PEER_STALE",
             Code::PeerWrongTarget => "PEER_WRONG_TARGET",
-            Code::NotDekHolder => "NOT_DEK_HOLDER",
+            Code::PeerNotDekHolder => "PEER_NOT_DEK_HOLDER",
             Code::NotHeld => "NOT_HELD",
             Code::ContentMismatch => "CONTENT_MISMATCH",
             Code::DekUnwrap => "DEK_UNWRAP",
@@ -107,7 +174,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 28] = [
+    pub const ALL: [Code; 50] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -125,12 +192,34 @@ impl Code {
         Code::MemoTooLarge,
         Code::MempoolPolicy,
         Code::NotReady,
+        Code::UnknownCid,
+        Code::RoleNotGrantable,
+        Code::AlreadyPublished,
+        Code::MalformedIsrc,
+        Code::AccessDenied,
+        Code::LastOwner,
+        Code::ManifestSignature,
+        Code::NotProcessingValidator,
+        Code::InvalidErn,
+        Code::InvalidTerritory,
+        Code::UploadExists,
+        Code::RightsCapExceeded,
+        Code::PolicyTypeReserved,
+        Code::ModelNotOwned,
+        Code::NotDekHolder,
+        Code::UnsupportedPolicyType,
+        Code::CasbinFailed,
+        Code::TakedownActive,
+        Code::NotUploader,
+        Code::InvalidManifest,
+        Code::InvalidScope,
+        Code::InvalidPolicy,
         Code::PeerDecode,
         Code::PeerSignature,
         Code::PeerNotValidator,
         Code::PeerStale,
         Code::PeerWrongTarget,
-        Code::NotDekHolder,
+        Code::PeerNotDekHolder,
         Code::NotHeld,
         Code::ContentMismatch,
         Code::DekUnwrap,

@@ -48,6 +48,9 @@ pub enum TxError {
     MempoolPolicy(String),
     #[error("node not ready: {0}")]
     NotReady(String),
+    /// A content or rights rule (codes 100-199).
+    #[error(transparent)]
+    Rights(#[from] crate::keyspaces::rights::RightsError),
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
     Store(#[from] StoreError),
@@ -72,6 +75,7 @@ impl TxError {
             TxError::MemoTooLarge { .. } => Code::MemoTooLarge,
             TxError::MempoolPolicy(_) => Code::MempoolPolicy,
             TxError::NotReady(_) => Code::NotReady,
+            TxError::Rights(e) => e.code(),
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

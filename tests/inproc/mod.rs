@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod rights;
+
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -116,6 +118,22 @@ impl Node {
     }
 
     pub async fn init_chain(&mut self, app_state: serde_json::Value) -> Vec<u8> {
+        self.init_chain_with_validators(app_state, vec![]).await
+    }
+
+    /// InitChain with CometBFT's genesis validators (ed25519 consensus key, power).
+    pub async fn init_chain_with_validators(
+        &mut self,
+        app_state: serde_json::Value,
+        validators: Vec<([u8; 32], u64)>,
+    ) -> Vec<u8> {
+        let validators = validators
+            .into_iter()
+            .map(|(k, power)| tendermint::validator::Update {
+                pub_key: tendermint::PublicKey::from_raw_ed25519(&k).unwrap(),
+                power: power.try_into().unwrap(),
+            })
+            .collect();
         let req = request::InitChain {
             time: block_time(0),
             chain_id: CHAIN.into(),
@@ -138,7 +156,7 @@ impl Node {
                 version: None,
                 abci: Default::default(),
             },
-            validators: vec![],
+            validators,
             app_state_bytes: Bytes::from(serde_json::to_vec(&app_state).unwrap()),
             initial_height: 1u32.into(),
         };
@@ -293,7 +311,19 @@ pub fn default_genesis() -> serde_json::Value {
 /// "nothing changed" assertions.
 pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut all = Vec::new();
-    for prefix in [&b"accounts/"[..], b"kv/", b"params/", b"validators/"] {
+    for prefix in [
+        &b"accounts/"[..],
+        b"kv/",
+        b"params/",
+        b"validators/",
+        b"uploads/",
+        b"deks/",
+        b"releases/",
+        b"entitlements/",
+        b"entitlement_owners/",
+        b"policies/",
+        b"grants/",
+    ] {
         all.extend(store.prefix_list(prefix, None, usize::MAX).unwrap());
     }
     all

@@ -22,6 +22,9 @@ pub struct Params {
     pub max_kv_key_bytes: u32,
     pub max_kv_value_bytes: u32,
     pub max_stored_bytes_per_account: u64,
+    /// Caps of the content and rights keyspaces.
+    #[serde(default)]
+    pub rights: crate::keyspaces::rights::RightsParams,
 }
 
 impl Default for Params {
@@ -33,6 +36,7 @@ impl Default for Params {
             max_kv_key_bytes: 256,
             max_kv_value_bytes: 64 * 1024,
             max_stored_bytes_per_account: 64 * 1024 * 1024,
+            rights: Default::default(),
         }
     }
 }
@@ -46,6 +50,7 @@ impl Params {
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
+        self.rights.validate()?;
         Ok(())
     }
 }
@@ -59,6 +64,7 @@ impl From<&Params> for pb::Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            rights: Some((&p.rights).into()),
         }
     }
 }
@@ -73,6 +79,7 @@ impl TryFrom<pb::Params> for Params {
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
             max_stored_bytes_per_account: p.max_stored_bytes_per_account,
+            rights: p.rights.ok_or("params.rights is missing")?.try_into()?,
         };
         params.validate()?;
         Ok(params)

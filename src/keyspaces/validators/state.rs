@@ -16,6 +16,13 @@ pub trait ValidatorsRead: StateRead {
                 .map_err(|e| StoreError::corrupt(&key, e)),
         }
     }
+
+    /// Whether `operator` names a validator whose record is `ACTIVE`.
+    fn is_active_validator(&self, operator: &[u8; 32]) -> Result<bool, StoreError> {
+        Ok(self
+            .validator(operator)?
+            .is_some_and(|r| r.status == super::STATUS_ACTIVE))
+    }
 }
 impl<T: StateRead + ?Sized> ValidatorsRead for T {}
 

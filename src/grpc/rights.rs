@@ -1,0 +1,241 @@
+//! `RightsService`: reads of the content and rights keyspaces and the
+//! access decision, over the latest committed state (one consistent view
+//! per request).
+
+// tonic's `Status` is large; it is the error type every handler must return.
+#![allow(clippy::result_large_err)]
+
+use tonic::{Request, Response, Status};
+
+use super::query::{blocking, internal, key32};
+use crate::keyspaces::deks::DeksRead;
+use crate::keyspaces::entitlements::{self, EntitlementsRead};
+use crate::keyspaces::grants;
+use crate::keyspaces::policies::PoliciesRead;
+use crate::keyspaces::releases::{ern_of, ReleasesRead};
+use crate::keyspaces::rights::{access, block_secs, is_territory, RightsError};
+use crate::keyspaces::uploads::UploadsRead;
+use crate::proto::rights::{
+    rights_service_server::RightsService, CheckAccessRequest, CheckAccessResponse, CidRequest,
+    DekResponse, EntitlementRequest, EntitlementResponse, EntitlementsResponse, GrantsResponse,
+    ListByCidRequest, ListByKeyRequest, PolicyResponse, ReleaseResponse, UploadResponse,
+};
+use crate::store::{ChainStore, View};
+
+pub struct RightsServiceImpl {
+    pub store: ChainStore,
+}
+
+/// Runs `f` over one committed view, off the async runtime, with the
+/// view's height.
+async fn read<T: Send + 'static>(
+    store: &ChainStore,
+    f: impl FnOnce(&View<'_>, u64) -> Result<T, Status> + Send + 'static,
+) -> Result<Response<T>, Status> {
+    let store = store.clone();
+    blocking(move || {
+        let view = store.view();
+        let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
+        f(&view, height).map(Response::new)
+    })
+    .await
+}
+
+/// The answer to `CheckAccess` at the view's height and block time.
+///
+/// # Errors
+/// `UNIMPLEMENTED` for a PROGRAMMABLE policy ("unsupported policy type"),
+/// never allow or deny.
+pub fn check_access(
+    view: &View<'_>,
+    req: &CheckAccessRequest,
+) -> Result<CheckAccessResponse, Status> {
+    let consumer = key32("consumer_pubkey", &req.consumer_pubkey)?;
+    if !is_territory(&req.territory) {
+        return Err(Status::invalid_argument(format!(
+            "territory {:?} is not an ISO 3166-1 alpha-2 code",
+            req.territory
+        )));
+    }
+    let info = view.commit_info().map_err(internal)?;
+    let now = block_secs(info.last_block_time_ns);
+    let d = access::decide(view, &req.cid, &consumer, &req.territory, now).map_err(internal)?;
+    let policy_type = d.policy_type.into();
+    let height = info.height.unwrap_or(0);
+    match d.outcome {
+        Ok(reason) => Ok(CheckAccessResponse {
+            allowed: true,
+            reason,
+            code: 0,
+            height,
+            policy_type,
+        }),
+        Err(e @ RightsError::UnsupportedPolicyType(_)) => Err(Status::unimplemented(e.to_string())),
+        Err(e) => Ok(CheckAccessResponse {
+            allowed: false,
+            reason: e.to_string(),
+            code: e.code().value(),
+            height,
+            policy_type,
+        }),
+    }
+}
+
+#[tonic::async_trait]
+impl RightsService for RightsServiceImpl {
+    async fn get_upload(
+        &self,
+        req: Request<CidRequest>,
+    ) -> Result<Response<UploadResponse>, Status> {
+        let cid = req.into_inner().cid;
+        read(&self.store, move |v, height| {
+            let upload = v.upload(&cid).map_err(internal)?;
+            Ok(UploadResponse {
+                found: upload.is_some(),
+                upload,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn get_dek(&self, req: Request<CidRequest>) -> Result<Response<DekResponse>, Status> {
+        let cid = req.into_inner().cid;
+        read(&self.store, move |v, height| {
+            let dek = v.recovery_dek(&cid).map_err(internal)?;
+            Ok(DekResponse {
+                found: dek.is_some(),
+                dek,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn get_release(
+        &self,
+        req: Request<CidRequest>,
+    ) -> Result<Response<ReleaseResponse>, Status> {
+        let cid = req.into_inner().cid;
+        read(&self.store, move |v, height| {
+            let release = v.release(&cid).map_err(internal)?;
+            let ern = release.as_ref().and_then(|r| ern_of(r).ok());
+            Ok(ReleaseResponse {
+                found: release.is_some(),
+                release,
+                ern,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn get_policy(
+        &self,
+        req: Request<CidRequest>,
+    ) -> Result<Response<PolicyResponse>, Status> {
+        let cid = req.into_inner().cid;
+        read(&self.store, move |v, height| {
+            let policy = v.policy(&cid).map_err(internal)?;
+            Ok(PolicyResponse {
+                found: policy.is_some(),
+                policy,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn get_entitlement(
+        &self,
+        req: Request<EntitlementRequest>,
+    ) -> Result<Response<EntitlementResponse>, Status> {
+        let req = req.into_inner();
+        let pk = key32("pubkey", &req.pubkey)?;
+        read(&self.store, move |v, height| {
+            let entitlement = v.entitlement(&req.cid, &pk).map_err(internal)?;
+            Ok(EntitlementResponse {
+                found: entitlement.is_some(),
+                entitlement,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn entitlements_by_cid(
+        &self,
+        req: Request<ListByCidRequest>,
+    ) -> Result<Response<EntitlementsResponse>, Status> {
+        let r = req.into_inner();
+        read(&self.store, move |v, height| {
+            let (entitlements, next) =
+                entitlements::query::by_cid(v, &r.cid, &r.cursor, r.limit).map_err(internal)?;
+            Ok(EntitlementsResponse {
+                entitlements,
+                next_cursor: next.unwrap_or_default(),
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn entitlements_by_key(
+        &self,
+        req: Request<ListByKeyRequest>,
+    ) -> Result<Response<EntitlementsResponse>, Status> {
+        let r = req.into_inner();
+        let pk = key32("pubkey", &r.pubkey)?;
+        read(&self.store, move |v, height| {
+            let (entitlements, next) =
+                entitlements::query::by_key(v, &pk, &r.cursor, r.limit).map_err(internal)?;
+            Ok(EntitlementsResponse {
+                entitlements,
+                next_cursor: next.unwrap_or_default(),
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn grants_by_cid(
+        &self,
+        req: Request<ListByCidRequest>,
+    ) -> Result<Response<GrantsResponse>, Status> {
+        let r = req.into_inner();
+        read(&self.store, move |v, height| {
+            let (grants, next) = grants::by_cid(v, &r.cid, &r.cursor, r.limit).map_err(internal)?;
+            Ok(GrantsResponse {
+                grants,
+                next_cursor: next.unwrap_or_default(),
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn grants_by_key(
+        &self,
+        req: Request<ListByKeyRequest>,
+    ) -> Result<Response<GrantsResponse>, Status> {
+        let r = req.into_inner();
+        let pk = key32("pubkey", &r.pubkey)?;
+        read(&self.store, move |v, height| {
+            let (grants, next) = grants::by_key(v, &pk, &r.cursor, r.limit).map_err(internal)?;
+            Ok(GrantsResponse {
+                grants,
+                next_cursor: next.unwrap_or_default(),
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn check_access(
+        &self,
+        req: Request<CheckAccessRequest>,
+    ) -> Result<Response<CheckAccessResponse>, Status> {
+        let req = req.into_inner();
+        read(&self.store, move |v, _| check_access(v, &req)).await
+    }
+}

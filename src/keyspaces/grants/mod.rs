@@ -1,0 +1,75 @@
+//! The `grants/` keyspace, the audit log of access grants:
+//! `grants/{cid}/{consumer}/{block_height}`, with the index
+//! `grants_by_key/{consumer}/{cid}/{block_height}` (same value, index
+//! space). Written by `RecordGrant`.
+
+mod keys;
+mod record;
+
+pub use keys::{grant_by_key_key, grant_key, grants_by_key_prefix, grants_cid_prefix};
+pub use record::RecordGrant;
+
+use prost::Message;
+
+use crate::keyspaces::entitlements::query::{cursor, decode_page, page_size, Page};
+use crate::proto::rights as pb;
+use crate::store::{StateRead, StateWrite, StoreError, View};
+
+pub trait GrantsRead: StateRead {
+    fn grant(
+        &self,
+        cid: &[u8],
+        consumer: &[u8; 32],
+        height: u64,
+    ) -> Result<Option<pb::Grant>, StoreError> {
+        let key = grant_key(cid, consumer, height);
+        match self.get_raw(&key)? {
+            None => Ok(None),
+            Some(raw) => pb::Grant::decode(raw.as_slice())
+                .map(Some)
+                .map_err(|e| StoreError::corrupt(&key, e)),
+        }
+    }
+}
+impl<T: StateRead + ?Sized> GrantsRead for T {}
+
+pub trait GrantsWrite: StateWrite {
+    /// Writes the grant and its index entry.
+    fn put_grant(&mut self, consumer: &[u8; 32], g: &pb::Grant) {
+        let value = g.encode_to_vec();
+        self.put_index_raw(
+            grant_by_key_key(consumer, &g.cid, g.block_height),
+            value.clone(),
+        );
+        self.put_raw(grant_key(&g.cid, consumer, g.block_height), value);
+    }
+}
+impl<T: StateWrite + ?Sized> GrantsWrite for T {}
+
+/// Grants of `cid`, in (consumer, height) order.
+pub fn by_cid(
+    view: &View<'_>,
+    cid: &[u8],
+    after: &[u8],
+    limit: u32,
+) -> Result<Page<pb::Grant>, StoreError> {
+    let n = page_size(limit);
+    decode_page(
+        view.prefix_list(&grants_cid_prefix(cid), cursor(after), n + 1)?,
+        n,
+    )
+}
+
+/// Grants of `consumer`, in (cid, height) order, from the index.
+pub fn by_key(
+    view: &View<'_>,
+    consumer: &[u8; 32],
+    after: &[u8],
+    limit: u32,
+) -> Result<Page<pb::Grant>, StoreError> {
+    let n = page_size(limit);
+    decode_page(
+        view.index_prefix_list(&grants_by_key_prefix(consumer), cursor(after), n + 1)?,
+        n,
+    )
+}

@@ -1,0 +1,172 @@
+//! The access decision: a pure function of state and the request
+//! `(cid, consumer, territory, block time)`. `CheckAccess` runs it over the
+//! latest committed state; `RecordGrant` runs it inside FinalizeBlock at the
+//! block's height and time, so both give the same answer for the same state.
+//!
+//! Order of the checks:
+//! 1. the cid has an upload (`UNKNOWN_CID`) that is published (`ACCESS_DENIED`);
+//! 2. governance: takedown states and jurisdiction flags ([`takedown_state`],
+//!    [`governance_denial`]; `TAKEDOWN_ACTIVE` / `ACCESS_DENIED`);
+//! 3. the policy type (no policy = `DIRECT_GRANT`): takedown states deny
+//!    (`TAKEDOWN_ACTIVE`), `PROGRAMMABLE` is `UNSUPPORTED_POLICY_TYPE`, never
+//!    allow or deny;
+//! 4. an `OWNER` or `ADMIN` whose scope covers the request is allowed;
+//! 5. the release's ERN territories, when it lists any, must include the
+//!    territory (`ACCESS_DENIED`);
+//! 6. `PUBLIC` allows; `DIRECT_GRANT` needs an entitlement (any role) whose
+//!    scope covers the territory and block time; `ROLE_BASED` asks the
+//!    Casbin model; `CONDITIONAL` needs both the covering entitlement and the
+//!    Casbin model's allow. A Casbin evaluation that cannot complete is a
+//!    deny with `CASBIN_FAILED`.
+
+use super::{hx, RightsError};
+use crate::keyspaces::casbin::{self, CasbinDecision, CasbinRequest};
+use crate::keyspaces::entitlements::{scope, EntitlementsRead};
+use crate::keyspaces::policies::{type_of, PoliciesRead};
+use crate::keyspaces::releases::{ern_of, ReleasesRead};
+use crate::keyspaces::uploads::{status_of, UploadsRead};
+use crate::proto::rights as pb;
+use crate::proto::rights::PolicyType as T;
+use crate::store::{StateRead, StoreError};
+
+/// The Casbin action every access request asks for.
+pub const CASBIN_ACT: &str = "access";
+
+/// One decision: the policy type that governed it, and allow (with the
+/// reason) or the refusal (whose code is the deny's stable code).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessDecision {
+    pub policy_type: T,
+    pub outcome: Result<String, RightsError>,
+}
+
+impl AccessDecision {
+    pub fn allowed(&self) -> bool {
+        self.outcome.is_ok()
+    }
+}
+
+/// HOOK for the takedown keyspace (governance issue): why `cid` is under a
+/// pending or confirmed takedown, or `None`. Until that keyspace exists
+/// nothing is under takedown. `SetPolicy` refuses while this is `Some`, and
+/// the access decision denies.
+pub fn takedown_state<S: StateRead + ?Sized>(
+    state: &S,
+    cid: &[u8],
+) -> Result<Option<String>, StoreError> {
+    let _ = (state, cid);
+    Ok(None)
+}
+
+/// HOOK for jurisdiction flags (governance issue): why access to `cid` in
+/// `territory` is denied by a flag, or `None`. Absent until that keyspace
+/// exists.
+pub fn governance_denial<S: StateRead + ?Sized>(
+    state: &S,
+    cid: &[u8],
+    territory: &str,
+) -> Result<Option<String>, StoreError> {
+    let _ = (state, cid, territory);
+    Ok(None)
+}
+
+fn decision(policy_type: T, outcome: Result<String, RightsError>) -> AccessDecision {
+    AccessDecision {
+        policy_type,
+        outcome,
+    }
+}
+
+/// Decides whether `consumer` may access `cid` from `territory` at block
+/// time `now` (unix seconds). Only a store fault is an `Err`.
+pub fn decide<S: StateRead + ?Sized>(
+    state: &S,
+    cid: &[u8],
+    consumer: &[u8; 32],
+    territory: &str,
+    now: u64,
+) -> Result<AccessDecision, StoreError> {
+    let deny = |t: T, m: String| Ok(decision(t, Err(RightsError::AccessDenied(m))));
+    let Some(upload) = state.upload(cid)? else {
+        return Ok(decision(
+            T::Unspecified,
+            Err(RightsError::UnknownCid(hx(cid))),
+        ));
+    };
+    let policy = state.policy(cid)?;
+    let ptype = policy.as_ref().map(type_of).unwrap_or(T::DirectGrant);
+    if status_of(&upload) != pb::UploadStatus::Published {
+        return deny(ptype, format!("cid {} is not published", hx(cid)));
+    }
+    let takedown = match takedown_state(state, cid)? {
+        Some(r) => Some(r),
+        None if matches!(ptype, T::TakedownPending | T::TakenDown) => {
+            Some(ptype.as_str_name().to_string())
+        }
+        None => None,
+    };
+    if let Some(reason) = takedown {
+        let err = RightsError::TakedownActive {
+            cid: hx(cid),
+            reason,
+        };
+        return Ok(decision(ptype, Err(err)));
+    }
+    if let Some(reason) = governance_denial(state, cid, territory)? {
+        return deny(ptype, reason);
+    }
+    if ptype == T::Programmable {
+        let err = RightsError::UnsupportedPolicyType(ptype.as_str_name().into());
+        return Ok(decision(ptype, Err(err)));
+    }
+    let held = state.entitlement(cid, consumer)?;
+    let role = held.as_ref().and_then(|e| pb::Role::try_from(e.role).ok());
+    let scope_miss = match &held {
+        None => Some(format!(
+            "{} holds no entitlement on cid {}",
+            hx(consumer),
+            hx(cid)
+        )),
+        Some(e) => scope::mismatch(e.scope.as_ref(), territory, now),
+    };
+    if scope_miss.is_none() && matches!(role, Some(pb::Role::Owner | pb::Role::Admin)) {
+        return Ok(decision(ptype, Ok(format!("holds {:?} on the cid", role))));
+    }
+    if let Some(release) = state.release(cid)? {
+        let ern = ern_of(&release).unwrap_or_default();
+        if !ern.territories.is_empty() && !ern.territories.iter().any(|t| t == territory) {
+            return deny(
+                ptype,
+                format!("the release is not distributed in {territory}"),
+            );
+        }
+    }
+    let by_model = |model: &str| -> Result<Result<String, RightsError>, StoreError> {
+        let (sub, obj) = (hx(consumer), hx(cid));
+        let req = CasbinRequest {
+            sub: &sub,
+            obj: &obj,
+            act: CASBIN_ACT,
+            territory,
+        };
+        Ok(match casbin::enforce(state, model, &req)? {
+            CasbinDecision::Allow => Ok(format!("casbin model {model:?} allows")),
+            CasbinDecision::Deny(r) => Err(RightsError::AccessDenied(r)),
+            CasbinDecision::Failed(r) => Err(RightsError::CasbinFailed(r)),
+        })
+    };
+    let model = policy
+        .as_ref()
+        .map(|p| p.casbin_model_id.as_str())
+        .unwrap_or("");
+    let outcome = match (ptype, scope_miss) {
+        (T::Public, _) => Ok("the policy is PUBLIC".to_string()),
+        (T::DirectGrant, None) => Ok(format!("holds {:?} within its scope", role)),
+        (T::RoleBased, _) | (T::Conditional, None) => by_model(model)?,
+        (_, Some(miss)) => Err(RightsError::AccessDenied(miss)),
+        (other, None) => Err(RightsError::UnsupportedPolicyType(
+            other.as_str_name().into(),
+        )),
+    };
+    Ok(decision(ptype, outcome))
+}

@@ -1,0 +1,108 @@
+//! `RightsParams`: the genesis caps of the content and rights keyspaces.
+
+use serde::{Deserialize, Serialize};
+
+use crate::proto::rights as pb;
+
+/// Caps on every collection a content or rights tx can grow (BRIEF §4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RightsParams {
+    pub max_cid_bytes: u32,
+    pub max_image_cids: u32,
+    pub max_set_size: u32,
+    pub max_group_id_bytes: u32,
+    pub max_wrapped_dek_bytes: u32,
+    pub max_ern_tracks: u32,
+    pub max_ern_territories: u32,
+    pub max_ern_string_bytes: u32,
+    pub max_scope_territories: u32,
+    pub max_scope_conditions: u32,
+    pub max_condition_bytes: u32,
+    pub max_model_id_bytes: u32,
+}
+
+impl Default for RightsParams {
+    fn default() -> Self {
+        RightsParams {
+            max_cid_bytes: 128,
+            max_image_cids: 16,
+            max_set_size: 64,
+            max_group_id_bytes: 128,
+            max_wrapped_dek_bytes: 512,
+            max_ern_tracks: 200,
+            max_ern_territories: 250,
+            max_ern_string_bytes: 1024,
+            max_scope_territories: 250,
+            max_scope_conditions: 16,
+            max_condition_bytes: 256,
+            max_model_id_bytes: 256,
+        }
+    }
+}
+
+impl RightsParams {
+    /// Rejects caps no network could run with. Cids live in keys behind a
+    /// one-byte length, so they stay under 256 bytes.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_cid_bytes == 0 || self.max_cid_bytes > 255 {
+            return Err(format!(
+                "rights.max_cid_bytes is {}; allowed 1..=255",
+                self.max_cid_bytes
+            ));
+        }
+        if self.max_set_size == 0 || self.max_ern_tracks == 0 || self.max_ern_string_bytes == 0 {
+            return Err(
+                "rights.max_set_size, max_ern_tracks and max_ern_string_bytes must be positive"
+                    .into(),
+            );
+        }
+        if self.max_wrapped_dek_bytes == 0 || self.max_model_id_bytes == 0 {
+            return Err(
+                "rights.max_wrapped_dek_bytes and max_model_id_bytes must be positive".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl From<&RightsParams> for pb::RightsParams {
+    fn from(p: &RightsParams) -> Self {
+        pb::RightsParams {
+            max_cid_bytes: p.max_cid_bytes,
+            max_image_cids: p.max_image_cids,
+            max_set_size: p.max_set_size,
+            max_group_id_bytes: p.max_group_id_bytes,
+            max_wrapped_dek_bytes: p.max_wrapped_dek_bytes,
+            max_ern_tracks: p.max_ern_tracks,
+            max_ern_territories: p.max_ern_territories,
+            max_ern_string_bytes: p.max_ern_string_bytes,
+            max_scope_territories: p.max_scope_territories,
+            max_scope_conditions: p.max_scope_conditions,
+            max_condition_bytes: p.max_condition_bytes,
+            max_model_id_bytes: p.max_model_id_bytes,
+        }
+    }
+}
+
+impl TryFrom<pb::RightsParams> for RightsParams {
+    type Error = String;
+    fn try_from(p: pb::RightsParams) -> Result<Self, String> {
+        let params = RightsParams {
+            max_cid_bytes: p.max_cid_bytes,
+            max_image_cids: p.max_image_cids,
+            max_set_size: p.max_set_size,
+            max_group_id_bytes: p.max_group_id_bytes,
+            max_wrapped_dek_bytes: p.max_wrapped_dek_bytes,
+            max_ern_tracks: p.max_ern_tracks,
+            max_ern_territories: p.max_ern_territories,
+            max_ern_string_bytes: p.max_ern_string_bytes,
+            max_scope_territories: p.max_scope_territories,
+            max_scope_conditions: p.max_scope_conditions,
+            max_condition_bytes: p.max_condition_bytes,
+            max_model_id_bytes: p.max_model_id_bytes,
+        };
+        params.validate()?;
+        Ok(params)
+    }
+}

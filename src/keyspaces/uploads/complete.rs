@@ -1,0 +1,226 @@
+//! `UploadComplete { manifest, uploader_signature }`: registers
+//! `uploads/{flac_cid}` and the recovery `deks/{flac_cid}`.
+//!
+//! Sent by the processing validator the manifest names; the uploader's own
+//! signature over the whole manifest means nobody can register content in
+//! someone else's name or swap any part of it.
+
+use std::collections::BTreeSet;
+
+use super::{manifest_sign_bytes, UploadsRead, UploadsWrite};
+use crate::keyspaces::deks::DeksWrite;
+use crate::keyspaces::params::Params;
+use crate::keyspaces::rights::{block_secs, cap, check_cid, hx, RightsError, RightsParams};
+use crate::keyspaces::validators::ValidatorsRead;
+use crate::keyspaces::{Event, TxContext};
+use crate::proto::rights as pb;
+use crate::store::StateWrite;
+use crate::tx::TxError;
+
+/// Domain form of `stave.rights.v1.UploadComplete`: the manifest and its
+/// recovery DEK are present and the signature is 64 bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadComplete {
+    pub manifest: pb::UploadManifest,
+    pub uploader_signature: [u8; 64],
+}
+
+impl TryFrom<pb::UploadComplete> for UploadComplete {
+    type Error = String;
+    fn try_from(p: pb::UploadComplete) -> Result<Self, String> {
+        let manifest = p.manifest.ok_or("upload_complete has no manifest")?;
+        if manifest.recovery_dek.is_none() {
+            return Err("upload manifest has no recovery_dek".into());
+        }
+        let uploader_signature = p.uploader_signature.as_slice().try_into().map_err(|_| {
+            format!(
+                "uploader_signature is {} bytes, not 64",
+                p.uploader_signature.len()
+            )
+        })?;
+        Ok(UploadComplete {
+            manifest,
+            uploader_signature,
+        })
+    }
+}
+
+impl From<UploadComplete> for pb::UploadComplete {
+    fn from(u: UploadComplete) -> Self {
+        pb::UploadComplete {
+            manifest: Some(u.manifest),
+            uploader_signature: u.uploader_signature.to_vec(),
+        }
+    }
+}
+
+/// A set of distinct validator keys, 1..=`max_set_size` of them.
+fn check_key_set(what: &str, set: &[Vec<u8>], p: &RightsParams) -> Result<(), TxError> {
+    if set.is_empty() {
+        return Err(RightsError::InvalidManifest(format!("{what} is empty")).into());
+    }
+    cap(what, set.len(), p.max_set_size)?;
+    let mut seen = BTreeSet::new();
+    for k in set {
+        if k.len() != 32 || !seen.insert(k.as_slice()) {
+            return Err(RightsError::InvalidManifest(format!(
+                "{what} member {} is not a distinct 32-byte key",
+                hx(k)
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn check_recovery_dek(m: &pb::UploadManifest, p: &RightsParams) -> Result<(), TxError> {
+    let bad = |s: String| TxError::from(RightsError::InvalidManifest(s));
+    let dek = m
+        .recovery_dek
+        .as_ref()
+        .ok_or_else(|| bad("no recovery_dek".into()))?;
+    if dek.cid != m.flac_cid || dek.uploader_pubkey != m.uploader_pubkey {
+        return Err(bad(
+            "recovery_dek must name the manifest's flac_cid and uploader".into(),
+        ));
+    }
+    if dek.wrapped_dek.is_empty() {
+        return Err(bad("recovery_dek.wrapped_dek is empty".into()));
+    }
+    cap(
+        "recovery_dek.wrapped_dek length",
+        dek.wrapped_dek.len(),
+        p.max_wrapped_dek_bytes,
+    )?;
+    let eph: [u8; 32] = dek.ephemeral_pubkey.as_slice().try_into().map_err(|_| {
+        bad(format!(
+            "recovery_dek.ephemeral_pubkey is {} bytes, not 32",
+            dek.ephemeral_pubkey.len()
+        ))
+    })?;
+    let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
+    if !probe
+        .diffie_hellman(&x25519_dalek::PublicKey::from(eph))
+        .was_contributory()
+    {
+        return Err(bad(format!(
+            "recovery_dek.ephemeral_pubkey {} is a low-order point",
+            hx(&eph)
+        )));
+    }
+    Ok(())
+}
+
+impl UploadComplete {
+    /// Formats, caps and the uploader's signature (ZIP-215).
+    ///
+    /// # Errors
+    /// `InvalidManifest`, `RightsCapExceeded`, `ManifestSignature`.
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        let m = &self.manifest;
+        let p = &params.rights;
+        check_cid("flac_cid", &m.flac_cid, p)?;
+        check_cid("encrypted_cid", &m.encrypted_cid, p)?;
+        cap("image_cids", m.image_cids.len(), p.max_image_cids)?;
+        for c in &m.image_cids {
+            check_cid("image cid", c, p)?;
+        }
+        if m.encrypted_size == 0 {
+            return Err(RightsError::InvalidManifest("encrypted_size is 0".into()).into());
+        }
+        check_key_set("replication_set", &m.replication_set, p)?;
+        check_key_set("dek_holder_set", &m.dek_holder_set, p)?;
+        if m.processing_validator.len() != 32 {
+            return Err(RightsError::InvalidManifest(format!(
+                "processing_validator is {} bytes, not 32",
+                m.processing_validator.len()
+            ))
+            .into());
+        }
+        cap("group_id length", m.group_id.len(), p.max_group_id_bytes)?;
+        check_recovery_dek(m, p)?;
+        let (_, vk) = crate::tx::identity_key(&m.uploader_pubkey)
+            .map_err(|e| RightsError::InvalidManifest(format!("uploader_pubkey: {e}")))?;
+        let sig = ed25519_consensus::Signature::from(self.uploader_signature);
+        vk.verify(&sig, &manifest_sign_bytes(m))
+            .map_err(|_| RightsError::ManifestSignature {
+                uploader: hx(&m.uploader_pubkey),
+            })?;
+        Ok(())
+    }
+
+    /// # Errors
+    /// `InvalidManifest` (another chain, an inactive set member),
+    /// `NotProcessingValidator`, `UploadExists`.
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let m = &self.manifest;
+        if m.chain_id != ctx.chain_id {
+            return Err(RightsError::InvalidManifest(format!(
+                "manifest names chain {:?}, this is {:?}",
+                m.chain_id, ctx.chain_id
+            ))
+            .into());
+        }
+        let not_processor = |reason: &str| RightsError::NotProcessingValidator {
+            signer: hx(&ctx.signer),
+            reason: reason.to_string(),
+        };
+        if m.processing_validator != ctx.signer {
+            return Err(not_processor(&format!(
+                "the manifest names {}",
+                hx(&m.processing_validator)
+            ))
+            .into());
+        }
+        if !state.is_active_validator(&ctx.signer)? {
+            return Err(not_processor("not an active validator").into());
+        }
+        for k in m.replication_set.iter().chain(&m.dek_holder_set) {
+            let key: [u8; 32] = k.as_slice().try_into().unwrap_or([0; 32]);
+            if !state.is_active_validator(&key)? {
+                return Err(RightsError::InvalidManifest(format!(
+                    "set member {} is not an active validator",
+                    hx(k)
+                ))
+                .into());
+            }
+        }
+        if state.upload(&m.flac_cid)?.is_some() {
+            return Err(RightsError::UploadExists(hx(&m.flac_cid)).into());
+        }
+        state.put_upload(&self.record(ctx));
+        if let Some(dek) = &m.recovery_dek {
+            state.put_recovery_dek(dek);
+        }
+        ctx.emit(
+            Event::new("rights.upload_complete")
+                .indexed("cid", hx(&m.flac_cid))
+                .indexed("uploader", hx(&m.uploader_pubkey))
+                .plain("validator", hx(&ctx.signer)),
+        );
+        Ok(())
+    }
+
+    fn record(&self, ctx: &TxContext) -> pb::Upload {
+        let m = self.manifest.clone();
+        pb::Upload {
+            flac_cid: m.flac_cid,
+            encrypted_cid: m.encrypted_cid,
+            image_cids: m.image_cids,
+            uploader_pubkey: m.uploader_pubkey,
+            status: pb::UploadStatus::ProcessingComplete.into(),
+            timestamp: block_secs(ctx.time_ns),
+            replication_set: m.replication_set,
+            dek_holder_set: m.dek_holder_set,
+            encrypted_size: m.encrypted_size,
+            processing_validator: m.processing_validator,
+            group_id: m.group_id,
+            created_height: ctx.height,
+            uploader_signature: self.uploader_signature.to_vec(),
+        }
+    }
+}

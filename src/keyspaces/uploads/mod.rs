@@ -1,0 +1,20 @@
+//! The `uploads/` keyspace: `uploads/{flac_cid}`, written by
+//! `UploadComplete` (status `PROCESSING_COMPLETE`) and moved to `PUBLISHED`
+//! by `PublishRelease`, never back.
+
+mod complete;
+mod keys;
+mod manifest;
+mod state;
+
+pub use complete::UploadComplete;
+pub use keys::{upload_key, uploads_prefix};
+pub use manifest::{manifest_sign_bytes, sign_manifest, MANIFEST_DOMAIN};
+pub use state::{UploadsRead, UploadsWrite};
+
+use crate::proto::rights as pb;
+
+/// An upload's status as its enum (unknown numbers read as unspecified).
+pub fn status_of(u: &pb::Upload) -> pb::UploadStatus {
+    pb::UploadStatus::try_from(u.status).unwrap_or(pb::UploadStatus::Unspecified)
+}

@@ -1,0 +1,41 @@
+//! Rule 2: only the uploader may publish an upload; publishing moves it to
+//! PUBLISHED (never back), stores the release and creates the OWNER.
+
+mod inproc;
+use inproc::rights::*;
+use stave::keyspaces::releases::{ern_of, ReleasesRead};
+use stave::keyspaces::uploads::{status_of, UploadsRead};
+use stave::proto::rights as pb;
+use stave::tx::Code;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_the_uploader_may_publish() {
+    let mut w = World::new().await;
+    w.send(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, manifest(b"cid-1"))],
+    )
+    .await
+    .ok();
+    w.refused(STRANGER, vec![publish(b"cid-1", ern())], Code::NotUploader)
+        .await;
+    w.refused(
+        VALIDATORS[0],
+        vec![publish(b"cid-1", ern())],
+        Code::NotUploader,
+    )
+    .await;
+    assert_eq!(w.role(b"cid-1", STRANGER), None);
+
+    w.send(UPLOADER, vec![publish(b"cid-1", ern())]).await.ok();
+    let state = w.node.store.committed();
+    assert_eq!(
+        status_of(&state.upload(b"cid-1").unwrap().unwrap()),
+        pb::UploadStatus::Published
+    );
+    let r = state.release(b"cid-1").unwrap().expect("release");
+    assert_eq!(r.signer_pubkey, pk(UPLOADER).to_vec());
+    assert_eq!(r.signature.len(), 64);
+    assert_eq!(ern_of(&r).unwrap(), ern());
+    assert_eq!(w.role(b"cid-1", UPLOADER), Some(pb::Role::Owner));
+}
