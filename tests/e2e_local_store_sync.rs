@@ -143,7 +143,7 @@ async fn submit_uploads(net: &Localnet, ups: &[Upload]) {
         let action = Action::UploadComplete(sign_manifest(&uploader, m).try_into().unwrap());
         let tx = sign_tx(&op0, &net.chain_id, nonce, vec![action], "");
         nonce += 1;
-        let mut c = net.client(0).await;
+        let mut c = net.client(1).await;
         let r =
             c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
                 tx,
@@ -232,7 +232,7 @@ async fn local_stores_sync_from_peers_and_rebuild() {
     place_as_pipeline(&net.stave_home(0), &keys(&net, 0).1, &ups);
     net.restart(0);
     let h = net.max_comet_height().await;
-    net.wait_stave_height(0, h, WAIT).await;
+    net.wait_comet_height(0, h + 1, WAIT).await;
     submit_uploads(&net, &ups).await;
 
     // 2. everyone converges
@@ -268,6 +268,8 @@ async fn local_stores_sync_from_peers_and_rebuild() {
     std::fs::remove_dir_all(home2.join("data/local")).unwrap();
     std::fs::remove_dir_all(home2.join("content")).unwrap();
     net.restart(2);
+    let h = net.max_comet_height().await;
+    net.wait_comet_height(2, h + 1, WAIT).await;
     let started = std::time::Instant::now();
     let s = wait_synced(&net, 2, 3, 3).await;
     assert!(

@@ -45,18 +45,18 @@ async fn validators_fetch_content_and_deks_from_peers() {
     let nodes = cluster(dir.path(), 4, asg.clone()).await;
     seed(&nodes[0], 0, &u);
 
-    for i in 1..4 {
-        let w = worker(nodes[i].clone());
+    for (i, node) in nodes.iter().enumerate().skip(1) {
+        let w = worker(node.clone());
         let ok = reconcile_until(&w, Duration::from_secs(30), || {
-            holds_everything(&nodes[i], &u, i < 3)
+            holds_everything(node, &u, i < 3)
         })
         .await;
         assert!(
             ok,
             "node {i} did not converge: {:?}",
-            status(&nodes[i]).unwrap()
+            status(node).unwrap()
         );
-        let s = status(&nodes[i]).unwrap();
+        let s = status(node).unwrap();
         assert_eq!(
             count(&s, "content", "PENDING") + count(&s, "content", "FAILED"),
             0
@@ -66,11 +66,11 @@ async fn validators_fetch_content_and_deks_from_peers() {
         assert!(s.reconciled && s.failures.is_empty(), "{s:?}");
     }
     // 1 and 2 unwrap their own DEK and decrypt the replicated content
-    for i in 1..3 {
-        let stored = nodes[i].local.dek(&u.dek_cid).unwrap().unwrap();
+    for (i, node) in nodes.iter().enumerate().take(3).skip(1) {
+        let stored = node.local.dek(&u.dek_cid).unwrap().unwrap();
         let dek = wrap::unwrap_dek(&x25519(i), &wrapped_of(&stored).unwrap(), &u.dek_cid).unwrap();
         assert_eq!(*dek, *u.dek);
-        let blob = std::fs::read(nodes[i].content.path_of(&u.content_cid)).unwrap();
+        let blob = std::fs::read(node.content.path_of(&u.content_cid)).unwrap();
         let mut plain = Vec::new();
         stream::decrypt(&dek, &blob[..], &mut plain).unwrap();
         assert_eq!(plain, u.plain, "node {i}");

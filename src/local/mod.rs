@@ -61,6 +61,9 @@ impl LocalError {
     }
 }
 
+/// Key-value rows, in key order.
+pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Raw byte access to the local store. Typed access lives in the keyspace
 /// modules' extension traits; nothing else calls these.
 pub trait LocalRaw {
@@ -68,7 +71,7 @@ pub trait LocalRaw {
     fn put_raw(&self, key: &[u8], value: &[u8]) -> Result<(), LocalError>;
     fn delete_raw(&self, key: &[u8]) -> Result<(), LocalError>;
     /// Every row under `prefix`, in key order.
-    fn scan_raw(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, LocalError>;
+    fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError>;
 }
 
 /// Handle to the local store. Cheap to clone.
@@ -115,7 +118,7 @@ impl LocalRaw for LocalStore {
     fn delete_raw(&self, key: &[u8]) -> Result<(), LocalError> {
         Ok(self.db.delete_opt(key, &Self::synced())?)
     }
-    fn scan_raw(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, LocalError> {
+    fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError> {
         let mut out = Vec::new();
         for item in self
             .db

@@ -24,6 +24,9 @@ use super::sync::{SyncExt, SyncRecord};
 use super::MetaExt;
 use crate::proto::local::{ContentSync, DekSync, SyncStatus};
 
+/// Fetches running now, by kind and cid.
+type InFlight = BTreeSet<(Kind, Vec<u8>)>;
+
 /// Worker settings (node-local).
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -49,7 +52,7 @@ impl Default for WorkerConfig {
 pub struct Worker {
     node: Arc<LocalNode>,
     cfg: WorkerConfig,
-    in_flight: Arc<Mutex<BTreeSet<(Kind, Vec<u8>)>>>,
+    in_flight: Arc<Mutex<InFlight>>,
     permits: Arc<Semaphore>,
 }
 
