@@ -59,12 +59,9 @@ async fn role_based_policy_decides_access_by_casbin_rules() {
     );
 
     // An entitlement alone does not open a ROLE_BASED cid.
-    w.send(
-        UPLOADER,
-        vec![grant(c, STRANGER, Role::Consumer, None)],
-    )
-    .await
-    .ok();
+    w.send(UPLOADER, vec![grant(c, STRANGER, Role::Consumer, None)])
+        .await
+        .ok();
     assert_eq!(ask(&w, c, STRANGER), (false, Code::AccessDenied.value()));
 
     w.send(UPLOADER, vec![remove_rule(&model, 1)]).await.ok();

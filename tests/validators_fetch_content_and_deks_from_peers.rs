@@ -51,11 +51,7 @@ async fn validators_fetch_content_and_deks_from_peers() {
             holds_everything(node, &u, i < 3)
         })
         .await;
-        assert!(
-            ok,
-            "node {i} did not converge: {:?}",
-            status(node).unwrap()
-        );
+        assert!(ok, "node {i} did not converge: {:?}", status(node).unwrap());
         let s = status(node).unwrap();
         assert_eq!(
             count(&s, "content", "PENDING") + count(&s, "content", "FAILED"),

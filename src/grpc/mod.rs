@@ -15,10 +15,10 @@ use std::sync::Arc;
 
 use crate::app::CommitNotifier;
 use crate::client::CometRpc;
+use crate::local::node::LocalNode;
 use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
 use crate::proto::governance::governance_service_server::GovernanceServiceServer;
 use crate::proto::kv::kv_service_server::KvServiceServer;
-use crate::local::node::LocalNode;
 use crate::proto::local::local_service_server::LocalServiceServer;
 use crate::proto::peer::peer_service_server::PeerServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
