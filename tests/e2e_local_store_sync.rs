@@ -78,7 +78,7 @@ fn op(net: &Localnet, i: usize) -> Vec<u8> {
 }
 
 /// Stops node `i`'s supervisor (which stops its Stave and CometBFT) and
-/// waits until both are gone.
+/// waits until all three are gone.
 async fn stop_node(net: &Localnet, i: usize) {
     let sup = std::fs::read_to_string(net.node_dir(i).join("supervisor.pid")).unwrap();
     let st = std::process::Command::new("kill")
@@ -86,10 +86,14 @@ async fn stop_node(net: &Localnet, i: usize) {
         .status()
         .unwrap();
     assert!(st.success(), "kill -TERM supervisor of node{i}");
+    let sup_file = net.node_dir(i).join("supervisor.pid");
     net.wait_for(&format!("node{i} to stop"), WAIT, || async {
         match (net.pid(i, Proc::Stave), net.pid(i, Proc::Cometbft)) {
-            (None, None) => Ok(()),
-            other => Err(format!("still running: {other:?}")),
+            // The supervisor removes its pid file last, just before it exits.
+            (None, None) if !sup_file.exists() => Ok(()),
+            other => Err(format!(
+                "still running: {other:?} (supervisor pid file present)"
+            )),
         }
     })
     .await;
