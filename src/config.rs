@@ -31,6 +31,10 @@ impl Home {
     pub fn x25519_key(&self) -> PathBuf {
         self.config_dir().join("x25519_key.json")
     }
+    /// The node-local key-encryption key of processing scratch (0600).
+    pub fn kek_file(&self) -> PathBuf {
+        self.config_dir().join("local_kek.json")
+    }
     pub fn genesis_fragment(&self) -> PathBuf {
         self.config_dir().join("genesis-fragment.json")
     }

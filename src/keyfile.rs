@@ -108,6 +108,20 @@ pub fn create_x25519(path: &Path) -> anyhow::Result<[u8; 32]> {
     Ok(*public.as_bytes())
 }
 
+/// Generates a random 32-byte symmetric key file of `kind` (no public part).
+pub fn create_symmetric(path: &Path, kind: &str) -> anyhow::Result<Zeroizing<[u8; 32]>> {
+    use rand::RngCore;
+    let mut key = Zeroizing::new([0u8; 32]);
+    rand::rngs::OsRng.fill_bytes(key.as_mut());
+    write_key(path, kind, &[0u8; 32], &key)?;
+    Ok(key)
+}
+
+/// Loads a symmetric key file written by [`create_symmetric`].
+pub fn load_symmetric(path: &Path, kind: &str) -> anyhow::Result<Zeroizing<[u8; 32]>> {
+    read_secret(path, kind)
+}
+
 /// Loads an X25519 key file.
 pub fn load_x25519(path: &Path) -> anyhow::Result<x25519_dalek::StaticSecret> {
     let secret = read_secret(path, "x25519")?;

@@ -27,7 +27,10 @@
 //!   uploads, deks, releases, entitlements, policies, grants; shared rights rules).
 //! - [`app`]: genesis, proposals, FinalizeBlock, Commit, the mempool view.
 //! - [`abci`]: tower-abci services around the app.
-//! - [`grpc`]: tonic services for clients.
+//! - [`grpc`]: tonic services for clients, the peer service between validators.
+//! - [`local`]: the local store (second RocksDB, content store, processing
+//!   scratch, sync state), its reconciler and peer fetches.
+//! - [`crypto`]: DEK wrapping, stream encryption, the key-encryption key.
 //! - [`cli`], [`config`], [`node`], [`metrics`], [`client`].
 
 #![forbid(unsafe_code)]
@@ -38,9 +41,11 @@ pub mod app;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod crypto;
 pub mod grpc;
 pub mod keyfile;
 pub mod keyspaces;
+pub mod local;
 pub mod metrics;
 pub mod node;
 pub mod proto;

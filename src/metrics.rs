@@ -4,8 +4,8 @@
 use std::sync::OnceLock;
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -18,6 +18,8 @@ pub struct Metrics {
     pub commit_seconds: Histogram,
     pub mempool_rejects: IntCounterVec,
     pub checktx_total: IntCounter,
+    /// Local-store sync entries by kind (content, deks) and status.
+    pub local_sync: IntGaugeVec,
 }
 
 fn build() -> Result<Metrics, prometheus::Error> {
@@ -51,6 +53,14 @@ fn build() -> Result<Metrics, prometheus::Error> {
     registry.register(Box::new(commit_seconds.clone()))?;
     registry.register(Box::new(mempool_rejects.clone()))?;
     registry.register(Box::new(checktx_total.clone()))?;
+    let local_sync = IntGaugeVec::new(
+        Opts::new(
+            "local_sync_entries",
+            "Local-store sync entries, by kind and status",
+        ),
+        &["kind", "status"],
+    )?;
+    registry.register(Box::new(local_sync.clone()))?;
     Ok(Metrics {
         registry,
         height,
@@ -59,6 +69,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         commit_seconds,
         mempool_rejects,
         checktx_total,
+        local_sync,
     })
 }
 

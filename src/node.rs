@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use crate::app::App;
 use crate::client::CometRpc;
 use crate::config::{Config, Home};
+use crate::local::node::LocalNode;
+use crate::local::worker::{Worker, WorkerConfig};
 use crate::store::ChainStore;
 
 /// Runs a node from its home directory.
@@ -26,11 +28,18 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     );
     let app = App::load(store.clone(), config.app_config())?;
     let notifier = app.notifier();
+    let local_node = LocalNode::open(home, store.clone(), crate::local::chain_assignments())?;
+    let worker = Worker::new(local_node.clone(), WorkerConfig::default());
+    let heights = notifier.subscribe_height();
     if let Some(h) = info.height {
         crate::metrics::metrics().height.set(h as i64);
     }
 
     let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn(async move {
+        worker.run(heights).await;
+        Ok(())
+    });
     let abci_listen = config.abci.listen.clone();
     tasks.spawn(async move {
         crate::abci::serve(app, &abci_listen)
@@ -42,7 +51,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         let comet = CometRpc::new(&config.cometbft.rpc);
         let store = store.clone();
         tasks.spawn(async move {
-            crate::grpc::serve(addr, store, comet, notifier)
+            crate::grpc::serve(addr, store, comet, notifier, local_node)
                 .await
                 .map_err(|e| e.context("grpc"))
         });

@@ -31,6 +31,16 @@ pub mod stave {
             tonic::include_proto!("stave.governance.v1");
         }
     }
+    pub mod local {
+        pub mod v1 {
+            tonic::include_proto!("stave.local.v1");
+        }
+    }
+    pub mod peer {
+        pub mod v1 {
+            tonic::include_proto!("stave.peer.v1");
+        }
+    }
     pub mod query {
         pub mod v1 {
             tonic::include_proto!("stave.query.v1");
@@ -58,6 +68,10 @@ pub use self::stave::genesis::v1 as genesis;
 pub use self::stave::governance::v1 as governance;
 /// `stave.kv.v1`: kv actions and the stored entry.
 pub use self::stave::kv::v1 as kv;
+/// `stave.local.v1`: local-store records and the operator status service.
+pub use self::stave::local::v1 as local;
+/// `stave.peer.v1`: the validator-to-validator service.
+pub use self::stave::peer::v1 as peer;
 /// `stave.query.v1`: the query gRPC service.
 pub use self::stave::query::v1 as query;
 /// `stave.rights.v1`: content and rights actions, records and the rights service.

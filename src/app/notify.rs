@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use parking_lot::Mutex;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use super::outcome::TxOutcome;
 
@@ -19,12 +19,27 @@ pub const MAX_WAITERS: usize = 50_000;
 /// Clients that may wait on one tx id at once.
 pub const MAX_WAITERS_PER_TX: usize = 16;
 
-#[derive(Default)]
 pub struct CommitNotifier {
     waiters: Mutex<HashMap<[u8; 32], Vec<oneshot::Sender<Committed>>>>,
+    /// The last durably committed height, for background workers.
+    height: watch::Sender<u64>,
+}
+
+impl Default for CommitNotifier {
+    fn default() -> Self {
+        CommitNotifier {
+            waiters: Mutex::default(),
+            height: watch::Sender::new(0),
+        }
+    }
 }
 
 impl CommitNotifier {
+    /// Follows the committed height (the local-store reconciler wakes on it).
+    pub fn subscribe_height(&self) -> watch::Receiver<u64> {
+        self.height.subscribe()
+    }
+
     /// Registers interest in a tx id. Register before broadcasting. Returns
     /// `None` when [`MAX_WAITERS`] are already waiting.
     pub fn wait_for(&self, tx_id: [u8; 32]) -> Option<oneshot::Receiver<Committed>> {
@@ -54,6 +69,7 @@ impl CommitNotifier {
 
     /// Called after a height is durably committed.
     pub fn committed(&self, height: u64, outcomes: &[TxOutcome]) {
+        self.height.send_replace(height);
         let mut w = self.waiters.lock();
         if w.is_empty() {
             return;

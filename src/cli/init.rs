@@ -57,6 +57,7 @@ pub fn run(a: InitArgs, out: Output) -> anyhow::Result<()> {
     config.save(&home.config_file())?;
     let operator = keyfile::create_ed25519(&home.operator_key())?;
     let x25519 = keyfile::create_x25519(&home.x25519_key())?;
+    crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
     let fragment = json!({
         "moniker": a.moniker,
         "operator_key": hex::encode(operator.verifying_key().to_bytes()),

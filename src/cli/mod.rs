@@ -9,6 +9,7 @@ mod init;
 mod keys;
 mod kv;
 pub mod loadtest;
+mod local;
 mod output;
 mod query;
 mod reset;

@@ -36,6 +36,9 @@ pub enum QueryCmd {
     Rights(super::rights_query::RightsQuery),
     /// kvdb reads.
     Kvdb(super::kv::KvdbQuery),
+    /// The node's local store.
+    #[command(subcommand)]
+    Local(super::local::LocalQuery),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -173,6 +176,7 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
             let owner = resolve_pubkey(&q.owner, &q.keyring_dir)?;
             super::kv::query_kvdb(q, owner, out).await?;
         }
+        QueryCmd::Local(c) => return super::local::run(c, out).await,
         QueryCmd::Status { node } => {
             let s = StaveClient::connect(&node)
                 .await?

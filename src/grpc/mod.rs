@@ -1,8 +1,11 @@
-//! gRPC (tonic): the tx and query services, with reflection and health.
+//! gRPC (tonic): the tx and query services, the peer service and the
+//! local-store status service, with reflection and health.
 
 pub mod casbin;
 pub mod governance;
 pub mod kv;
+pub mod local;
+pub mod peer;
 pub mod query;
 pub mod rights;
 pub mod tx;
@@ -12,9 +15,12 @@ use std::sync::Arc;
 
 use crate::app::CommitNotifier;
 use crate::client::CometRpc;
+use crate::local::node::LocalNode;
 use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
 use crate::proto::governance::governance_service_server::GovernanceServiceServer;
 use crate::proto::kv::kv_service_server::KvServiceServer;
+use crate::proto::local::local_service_server::LocalServiceServer;
+use crate::proto::peer::peer_service_server::PeerServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
@@ -25,6 +31,7 @@ pub async fn serve(
     store: ChainStore,
     comet: CometRpc,
     notifier: Arc<CommitNotifier>,
+    local_node: Arc<LocalNode>,
 ) -> anyhow::Result<()> {
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -63,6 +70,12 @@ pub async fn serve(
                 },
             ),
         )
+        .add_service(PeerServiceServer::new(peer::PeerServiceImpl {
+            node: local_node.clone(),
+        }))
+        .add_service(LocalServiceServer::new(local::LocalServiceImpl {
+            node: local_node,
+        }))
         .serve(addr)
         .await?;
     Ok(())

@@ -158,6 +158,28 @@ pub enum Code {
     KvBadDbName = 315,
     /// Another kv token field is malformed (token id, generation).
     KvBadField = 316,
+    /// Peer service: the signed request does not decode.
+    PeerDecode = 400,
+    /// Peer service: the request signature does not verify.
+    PeerSignature = 401,
+    /// Peer service: the requester is not an active validator.
+    PeerNotValidator = 402,
+    /// Peer service: the request timestamp is outside the allowed window.
+    PeerStale = 403,
+    /// Peer service: the request names another chain or another responder.
+    PeerWrongTarget = 404,
+    /// Peer service: the requester is not in the cid's DEK holder set.
+    PeerNotDekHolder = 405,
+    /// Peer service: no upload names this cid, or this node does not hold it.
+    NotHeld = 406,
+    /// Local store: fetched content does not match its cid or size.
+    ContentMismatch = 407,
+    /// Local store: a wrapped DEK does not unwrap.
+    DekUnwrap = 408,
+    /// Local store: a local i/o or store failure (full disk, ...).
+    LocalIo = 409,
+    /// Local store: no peer could be reached or answered.
+    PeerUnavailable = 410,
 }
 
 impl Code {
@@ -242,11 +264,22 @@ impl Code {
             Code::KvBadScore => "KV_BAD_SCORE",
             Code::KvBadDbName => "KV_BAD_DB_NAME",
             Code::KvBadField => "KV_BAD_FIELD",
+            Code::PeerDecode => "PEER_DECODE",
+            Code::PeerSignature => "PEER_SIGNATURE",
+            Code::PeerNotValidator => "PEER_NOT_VALIDATOR",
+            Code::PeerStale => "PEER_STALE",
+            Code::PeerWrongTarget => "PEER_WRONG_TARGET",
+            Code::PeerNotDekHolder => "PEER_NOT_DEK_HOLDER",
+            Code::NotHeld => "NOT_HELD",
+            Code::ContentMismatch => "CONTENT_MISMATCH",
+            Code::DekUnwrap => "DEK_UNWRAP",
+            Code::LocalIo => "LOCAL_IO",
+            Code::PeerUnavailable => "PEER_UNAVAILABLE",
         }
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 74] = [
+    pub const ALL: [Code; 85] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -321,6 +354,17 @@ impl Code {
         Code::KvBadScore,
         Code::KvBadDbName,
         Code::KvBadField,
+        Code::PeerDecode,
+        Code::PeerSignature,
+        Code::PeerNotValidator,
+        Code::PeerStale,
+        Code::PeerWrongTarget,
+        Code::PeerNotDekHolder,
+        Code::NotHeld,
+        Code::ContentMismatch,
+        Code::DekUnwrap,
+        Code::LocalIo,
+        Code::PeerUnavailable,
     ];
 }
 

@@ -1,0 +1,58 @@
+//! `stave query local status`: the node's local store, over gRPC.
+
+use serde_json::json;
+
+use super::Output;
+use crate::proto::local::local_service_client::LocalServiceClient;
+use crate::proto::local::LocalStatusRequest;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum LocalQuery {
+    /// Counts per sync state, failures with reasons, the last reconcile height.
+    Status {
+        #[arg(long, default_value = "http://127.0.0.1:9090")]
+        node: String,
+    },
+}
+
+pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
+    match cmd {
+        LocalQuery::Status { node } => {
+            let s = LocalServiceClient::connect(node.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("connecting to {node}: {e}"))?
+                .status(LocalStatusRequest {})
+                .await?
+                .into_inner();
+            let mut content = serde_json::Map::new();
+            let mut deks = serde_json::Map::new();
+            for c in &s.counts {
+                let m = if c.kind == "content" {
+                    &mut content
+                } else {
+                    &mut deks
+                };
+                m.insert(c.status.clone(), json!(c.count));
+            }
+            let failures: Vec<_> = s
+                .failures
+                .iter()
+                .map(|f| {
+                    json!({"kind": f.kind, "cid": hex::encode(&f.cid), "error": f.error,
+                    "attempts": f.attempts, "retry_at_ms": f.retry_at_ms})
+                })
+                .collect();
+            let unassigned: Vec<_> = s.unassigned_content.iter().map(hex::encode).collect();
+            out.print(&json!({
+                "last_reconcile_height": s.last_reconcile_height,
+                "reconciled": s.reconciled,
+                "content": content,
+                "deks": deks,
+                "failures": failures,
+                "unassigned_content": unassigned,
+                "active_jobs": s.active_jobs,
+            }));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! What chain state assigns: for each upload, the blob to replicate and
+//! the DEK to hold, with the validators named in its sets. Read from the
+//! latest committed state only.
+
+use crate::keyspaces::uploads::{uploads_prefix, UploadsRead};
+use crate::proto::rights::Upload;
+use crate::store::View;
+
+/// One upload as the local store sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The cid the wrapped DEKs are keyed by (`local/deks/{cid}`).
+    pub dek_cid: Vec<u8>,
+    /// The cid of the encrypted blob that replicas store.
+    pub content_cid: Vec<u8>,
+    /// The blob's size; a peer sending more is cut off.
+    pub encrypted_size: u64,
+    /// Operator keys of the validators that store and seed the blob.
+    pub replication_set: Vec<[u8; 32]>,
+    /// Operator keys of the validators that hold wrapped DEKs.
+    pub dek_holder_set: Vec<[u8; 32]>,
+}
+
+/// Where assignments come from: committed chain state in a node, a fixed
+/// list in tests.
+pub trait AssignmentSource: Send + Sync + 'static {
+    /// Every assignment, read from one consistent view of `state`.
+    fn all(&self, state: &View<'_>) -> anyhow::Result<Vec<Assignment>>;
+    /// The assignment whose DEK or content cid is `cid`.
+    fn by_cid(&self, state: &View<'_>, cid: &[u8]) -> anyhow::Result<Option<Assignment>> {
+        Ok(self
+            .all(state)?
+            .into_iter()
+            .find(|a| a.dek_cid == cid || a.content_cid == cid))
+    }
+}
+
+/// A fixed list (tests and benchmarks).
+pub struct FixedAssignments(pub Vec<Assignment>);
+
+impl AssignmentSource for FixedAssignments {
+    fn all(&self, _state: &View<'_>) -> anyhow::Result<Vec<Assignment>> {
+        Ok(self.0.clone())
+    }
+}
+
+fn keys32(set: &[Vec<u8>]) -> Vec<[u8; 32]> {
+    set.iter()
+        .filter_map(|k| <[u8; 32]>::try_from(k.as_slice()).ok())
+        .collect()
+}
+
+/// The assignment an upload record makes: its DEK is keyed by `flac_cid`,
+/// its replicated blob is `encrypted_cid`.
+pub fn of_upload(u: &Upload) -> Assignment {
+    Assignment {
+        dek_cid: u.flac_cid.clone(),
+        content_cid: u.encrypted_cid.clone(),
+        encrypted_size: u.encrypted_size,
+        replication_set: keys32(&u.replication_set),
+        dek_holder_set: keys32(&u.dek_holder_set),
+    }
+}
+
+/// Assignments read from the committed `uploads/` keyspace.
+pub struct ChainAssignments;
+
+impl AssignmentSource for ChainAssignments {
+    fn all(&self, state: &View<'_>) -> anyhow::Result<Vec<Assignment>> {
+        let prefix = uploads_prefix();
+        let mut out = Vec::new();
+        for (key, raw) in state.prefix_list(&prefix, None, usize::MAX)? {
+            let u = <Upload as prost::Message>::decode(raw.as_slice()).map_err(|e| {
+                anyhow::anyhow!("upload record {} is corrupt: {e}", hex::encode(&key))
+            })?;
+            out.push(of_upload(&u));
+        }
+        Ok(out)
+    }
+
+    fn by_cid(&self, state: &View<'_>, cid: &[u8]) -> anyhow::Result<Option<Assignment>> {
+        if let Some(u) = state.upload(cid)? {
+            return Ok(Some(of_upload(&u)));
+        }
+        Ok(self.all(state)?.into_iter().find(|a| a.content_cid == cid))
+    }
+}

@@ -1,0 +1,348 @@
+//! The content store: content-addressed files under `<home>/content/`,
+//! named by the hex of their cid.
+//!
+//! # Invariants
+//! - A file becomes visible only by `rename` from `content/.tmp/`, after its
+//!   bytes are fsynced and their SHA-256 matches the cid's digest. A crash
+//!   mid-write leaves only a temporary file, removed at the next open.
+//! - An i/o failure (a full disk included) is an error, never a panic.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+const TMP: &str = ".tmp";
+
+/// Why content could not be stored.
+#[derive(Debug, Error)]
+pub enum ContentError {
+    #[error("content {cid}: sha256 {got} does not match the cid's {expected}")]
+    HashMismatch {
+        cid: String,
+        expected: String,
+        got: String,
+    },
+    #[error("content {cid}: more than the expected {max} bytes")]
+    TooLarge { cid: String, max: u64 },
+    #[error("content {cid}: {got} bytes, expected {expected}")]
+    SizeMismatch {
+        cid: String,
+        expected: u64,
+        got: u64,
+    },
+    #[error("cid {cid} has no sha-256 digest this node understands")]
+    BadCid { cid: String },
+    #[error("content store {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ContentError + '_ {
+    move |source| ContentError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The SHA-256 digest a cid names: 32 raw bytes, a sha2-256 multihash
+/// (`0x12 0x20 ‖ digest`), or a CIDv1 of one (`0x01 codec 0x12 0x20 ‖ digest`).
+pub fn cid_digest(cid: &[u8]) -> Result<[u8; 32], ContentError> {
+    let digest = match cid.len() {
+        32 => Some(cid),
+        34 if cid.starts_with(&[0x12, 0x20]) => cid.get(2..),
+        36 if cid[0] == 0x01 && cid[2..4] == [0x12, 0x20] => cid.get(4..),
+        _ => None,
+    };
+    digest
+        .and_then(|d| <[u8; 32]>::try_from(d).ok())
+        .ok_or_else(|| ContentError::BadCid {
+            cid: hex::encode(cid),
+        })
+}
+
+/// Content-addressed files under one directory.
+#[derive(Clone, Debug)]
+pub struct ContentStore {
+    root: PathBuf,
+}
+
+impl ContentStore {
+    /// Opens `root`, creating it, and removes temporary files a crash left.
+    pub fn open(root: &Path) -> Result<Self, ContentError> {
+        let tmp = root.join(TMP);
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
+        }
+        std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+        Ok(ContentStore {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// Where the file of `cid` lives (whether or not it exists).
+    pub fn path_of(&self, cid: &[u8]) -> PathBuf {
+        self.root.join(hex::encode(cid))
+    }
+
+    /// The size of the file of `cid`, if present.
+    pub fn size(&self, cid: &[u8]) -> Option<u64> {
+        std::fs::metadata(self.path_of(cid)).ok().map(|m| m.len())
+    }
+
+    /// The cids of every visible file.
+    pub fn list(&self) -> Result<Vec<Vec<u8>>, ContentError> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&self.root).map_err(io_err(&self.root))? {
+            let entry = entry.map_err(io_err(&self.root))?;
+            if let Some(cid) = entry.file_name().to_str().and_then(|n| hex::decode(n).ok()) {
+                out.push(cid);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Rehashes the file of `cid`: true when present and matching.
+    pub fn verify(&self, cid: &[u8]) -> Result<bool, ContentError> {
+        let expected = cid_digest(cid)?;
+        let path = self.path_of(cid);
+        let Ok(mut f) = File::open(&path) else {
+            return Ok(false);
+        };
+        let mut h = Sha256::new();
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            let n = f.read(&mut buf).map_err(io_err(&path))?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+        }
+        Ok(<[u8; 32]>::from(h.finalize()) == expected)
+    }
+
+    /// Starts writing the content of `cid`, at most `max` bytes.
+    pub fn begin(&self, cid: &[u8], max: u64) -> Result<PendingWrite, ContentError> {
+        let expected = cid_digest(cid)?;
+        use rand::RngCore;
+        let mut tag = [0u8; 8];
+        rand::rngs::OsRng.fill_bytes(&mut tag);
+        let tmp = self
+            .root
+            .join(TMP)
+            .join(format!("{}.{}", hex::encode(cid), hex::encode(tag)));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io_err(&tmp))?;
+        Ok(PendingWrite {
+            cid: cid.to_vec(),
+            expected,
+            max,
+            written: 0,
+            hasher: Sha256::new(),
+            file: Some(file),
+            tmp,
+            dest: self.path_of(cid),
+            root: self.root.clone(),
+        })
+    }
+
+    /// Stores everything `reader` yields as `cid` (see [`PendingWrite`]).
+    pub fn put_reader<R: Read>(
+        &self,
+        cid: &[u8],
+        max: u64,
+        mut reader: R,
+    ) -> Result<u64, ContentError> {
+        let mut w = self.begin(cid, max)?;
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            let n = reader.read(&mut buf).map_err(io_err(&w.tmp))?;
+            if n == 0 {
+                return w.finish(None);
+            }
+            w.write(&buf[..n])?;
+        }
+    }
+}
+
+/// A write in progress, in `content/.tmp/`. Dropping it unfinished removes
+/// the temporary file; nothing becomes visible.
+pub struct PendingWrite {
+    cid: Vec<u8>,
+    expected: [u8; 32],
+    max: u64,
+    written: u64,
+    hasher: Sha256,
+    file: Option<File>,
+    tmp: PathBuf,
+    dest: PathBuf,
+    root: PathBuf,
+}
+
+impl PendingWrite {
+    /// Appends `data`; more than the maximum is an error.
+    pub fn write(&mut self, data: &[u8]) -> Result<(), ContentError> {
+        if self.written + data.len() as u64 > self.max {
+            return Err(ContentError::TooLarge {
+                cid: hex::encode(&self.cid),
+                max: self.max,
+            });
+        }
+        let f = self.file.as_mut().ok_or_else(|| ContentError::Io {
+            path: self.tmp.display().to_string(),
+            source: std::io::Error::other("write after finish"),
+        })?;
+        f.write_all(data).map_err(io_err(&self.tmp))?;
+        self.hasher.update(data);
+        self.written += data.len() as u64;
+        Ok(())
+    }
+
+    /// Checks the size (when `expected_size` is given) and the hash, fsyncs,
+    /// and renames into place. Returns the size.
+    pub fn finish(mut self, expected_size: Option<u64>) -> Result<u64, ContentError> {
+        let cid = hex::encode(&self.cid);
+        if let Some(expected) = expected_size.filter(|e| *e != self.written) {
+            return Err(ContentError::SizeMismatch {
+                cid,
+                expected,
+                got: self.written,
+            });
+        }
+        let got: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
+        if got != self.expected {
+            return Err(ContentError::HashMismatch {
+                cid,
+                expected: hex::encode(self.expected),
+                got: hex::encode(got),
+            });
+        }
+        if let Some(f) = self.file.take() {
+            f.sync_all().map_err(io_err(&self.tmp))?;
+        }
+        std::fs::rename(&self.tmp, &self.dest).map_err(io_err(&self.dest))?;
+        File::open(&self.root)
+            .and_then(|d| d.sync_all())
+            .map_err(io_err(&self.root))?;
+        Ok(self.written)
+    }
+}
+
+impl Drop for PendingWrite {
+    fn drop(&mut self) {
+        self.file.take();
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cid_of(data: &[u8]) -> Vec<u8> {
+        Sha256::digest(data).to_vec()
+    }
+
+    fn visible(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != TMP)
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn verified_content_becomes_visible() {
+        let dir = tempfile::tempdir().unwrap();
+        let cs = ContentStore::open(dir.path()).unwrap();
+        let data = vec![7u8; 1_000_000];
+        let cid = cid_of(&data);
+        assert_eq!(cs.put_reader(&cid, 1 << 20, &data[..]).unwrap(), 1_000_000);
+        assert_eq!(std::fs::read(cs.path_of(&cid)).unwrap(), data);
+        assert!(cs.verify(&cid).unwrap());
+        assert_eq!(cs.list().unwrap(), vec![cid]);
+    }
+
+    #[test]
+    fn wrong_hash_oversize_and_wrong_size_leave_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let cs = ContentStore::open(dir.path()).unwrap();
+        let cid = cid_of(b"right");
+        assert!(matches!(
+            cs.put_reader(&cid, 100, &b"wrong"[..]),
+            Err(ContentError::HashMismatch { .. })
+        ));
+        assert!(matches!(
+            cs.put_reader(&cid, 3, &b"right"[..]),
+            Err(ContentError::TooLarge { .. })
+        ));
+        let mut w = cs.begin(&cid, 100).unwrap();
+        w.write(b"right").unwrap();
+        assert!(matches!(
+            w.finish(Some(6)),
+            Err(ContentError::SizeMismatch { .. })
+        ));
+        assert!(matches!(
+            cs.begin(b"short", 1),
+            Err(ContentError::BadCid { .. })
+        ));
+        assert!(visible(dir.path()).is_empty());
+        assert_eq!(std::fs::read_dir(dir.path().join(TMP)).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_crash_mid_write_leaves_nothing_visible() {
+        let dir = tempfile::tempdir().unwrap();
+        let cs = ContentStore::open(dir.path()).unwrap();
+        let data = vec![1u8; 5000];
+        let cid = cid_of(&data);
+        let mut w = cs.begin(&cid, 10_000).unwrap();
+        w.write(&data[..2500]).unwrap();
+        std::mem::forget(w); // the process dies here: no Drop, no rename
+        assert!(visible(dir.path()).is_empty());
+        assert!(!cs.path_of(&cid).exists());
+        assert_eq!(std::fs::read_dir(dir.path().join(TMP)).unwrap().count(), 1);
+        let cs = ContentStore::open(dir.path()).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path().join(TMP)).unwrap().count(), 0);
+        cs.put_reader(&cid, 10_000, &data[..]).unwrap();
+        assert!(cs.verify(&cid).unwrap());
+    }
+
+    #[test]
+    fn a_full_disk_is_an_error_not_a_panic() {
+        // /dev/full fails every write with ENOSPC, as a full disk does.
+        let full = OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let cs = ContentStore::open(dir.path()).unwrap();
+        let cid = cid_of(b"x");
+        let mut w = cs.begin(&cid, 10).unwrap();
+        w.file = Some(full);
+        let err = w.write(b"x").unwrap_err();
+        assert!(err.to_string().contains("No space left"), "{err}");
+        drop(w);
+        assert!(visible(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn cid_digests_are_read_from_raw_multihash_and_cidv1() {
+        let d = [9u8; 32];
+        assert_eq!(cid_digest(&d).unwrap(), d);
+        assert_eq!(cid_digest(&[&[0x12, 0x20][..], &d].concat()).unwrap(), d);
+        assert_eq!(
+            cid_digest(&[&[0x01, 0x55, 0x12, 0x20][..], &d].concat()).unwrap(),
+            d
+        );
+        assert!(cid_digest(&[&[0x13, 0x20][..], &d].concat()).is_err());
+        assert!(cid_digest(&[]).is_err());
+    }
+}

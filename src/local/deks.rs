@@ -1,0 +1,43 @@
+//! `local/deks/{cid}`: this validator's wrapped DEKs (ciphertext only; the
+//! X25519 private key that unwraps them lives in a 0600 file).
+
+use prost::Message;
+
+use super::{decode, keys, LocalError, LocalRaw};
+use crate::crypto::wrap::WrappedDek;
+use crate::proto::local::StoredDek;
+
+/// The wrapped DEK of a stored record, checked for shape.
+pub fn wrapped_of(d: &StoredDek) -> Result<WrappedDek, LocalError> {
+    let eph: [u8; 32] =
+        d.ephemeral_pubkey.as_slice().try_into().map_err(|_| {
+            LocalError::corrupt(&keys::dek(&d.cid), "ephemeral key is not 32 bytes")
+        })?;
+    Ok(WrappedDek {
+        ephemeral_pubkey: eph,
+        ciphertext: d.wrapped_dek.clone(),
+    })
+}
+
+/// Typed access to `local/deks/`.
+pub trait DeksExt: LocalRaw {
+    fn dek(&self, cid: &[u8]) -> Result<Option<StoredDek>, LocalError> {
+        let key = keys::dek(cid);
+        self.get_raw(&key)?
+            .map(|raw| decode(&key, &raw))
+            .transpose()
+    }
+    fn put_dek(&self, d: &StoredDek) -> Result<(), LocalError> {
+        self.put_raw(&keys::dek(&d.cid), &d.encode_to_vec())
+    }
+    /// The cids of every wrapped DEK held, in key order.
+    fn dek_cids(&self) -> Result<Vec<Vec<u8>>, LocalError> {
+        let prefix = keys::deks_prefix();
+        Ok(self
+            .scan_raw(&prefix)?
+            .into_iter()
+            .filter_map(|(k, _)| keys::id_of(&prefix, &k).map(<[u8]>::to_vec))
+            .collect())
+    }
+}
+impl<T: LocalRaw + ?Sized> DeksExt for T {}

@@ -1,0 +1,89 @@
+//! Key builders of the local store. Every key starts with `local/`.
+
+const DEKS: &[u8] = b"local/deks/";
+const PROCESSING: &[u8] = b"local/processing/";
+const SYNC_CONTENT: &[u8] = b"local/sync/content/";
+const SYNC_DEKS: &[u8] = b"local/sync/deks/";
+const META_LAST_RECONCILE: &[u8] = b"local/meta/last_reconcile_height";
+
+fn join(prefix: &[u8], id: &[u8]) -> Vec<u8> {
+    [prefix, id].concat()
+}
+
+/// `local/deks/`.
+pub fn deks_prefix() -> Vec<u8> {
+    DEKS.to_vec()
+}
+/// `local/deks/{cid}`.
+pub fn dek(cid: &[u8]) -> Vec<u8> {
+    join(DEKS, cid)
+}
+/// `local/processing/`.
+pub fn processing_prefix() -> Vec<u8> {
+    PROCESSING.to_vec()
+}
+/// `local/processing/{job_id}`.
+pub fn processing(job_id: &[u8]) -> Vec<u8> {
+    join(PROCESSING, job_id)
+}
+/// `local/sync/content/`.
+pub fn sync_content_prefix() -> Vec<u8> {
+    SYNC_CONTENT.to_vec()
+}
+/// `local/sync/content/{cid}`.
+pub fn sync_content(cid: &[u8]) -> Vec<u8> {
+    join(SYNC_CONTENT, cid)
+}
+/// `local/sync/deks/`.
+pub fn sync_deks_prefix() -> Vec<u8> {
+    SYNC_DEKS.to_vec()
+}
+/// `local/sync/deks/{cid}`.
+pub fn sync_dek(cid: &[u8]) -> Vec<u8> {
+    join(SYNC_DEKS, cid)
+}
+/// `local/meta/last_reconcile_height` (value: u64 big-endian).
+pub fn last_reconcile_height() -> Vec<u8> {
+    META_LAST_RECONCILE.to_vec()
+}
+
+/// The id part of a key under `prefix`.
+pub fn id_of<'a>(prefix: &[u8], key: &'a [u8]) -> Option<&'a [u8]> {
+    key.strip_prefix(prefix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyspaces_never_overlap_and_ids_round_trip() {
+        let cid = [0xffu8; 34];
+        let keys = [
+            (deks_prefix(), dek(&cid)),
+            (processing_prefix(), processing(&cid)),
+            (sync_content_prefix(), sync_content(&cid)),
+            (sync_deks_prefix(), sync_dek(&cid)),
+        ];
+        for (i, (p, k)) in keys.iter().enumerate() {
+            assert_eq!(id_of(p, k), Some(&cid[..]));
+            for (j, (q, _)) in keys.iter().enumerate() {
+                assert_eq!(k.starts_with(q), i == j, "{i} under {j}");
+            }
+            assert!(!last_reconcile_height().starts_with(p));
+        }
+    }
+
+    #[test]
+    fn key_order_follows_id_byte_order() {
+        let mut ids: Vec<Vec<u8>> = vec![vec![2, 0], vec![1, 255], vec![1], vec![0, 0, 1]];
+        let mut ks: Vec<Vec<u8>> = ids.iter().map(|i| sync_content(i)).collect();
+        ids.sort();
+        ks.sort();
+        let back: Vec<Vec<u8>> = ks
+            .iter()
+            .map(|k| id_of(&sync_content_prefix(), k).unwrap().to_vec())
+            .collect();
+        assert_eq!(back, ids);
+    }
+}

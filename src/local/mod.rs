@@ -1,0 +1,168 @@
+//! The local store: this validator's own RocksDB at `<home>/data/local`,
+//! never part of the app hash, plus the content store under
+//! `<home>/content/`.
+//!
+//! Keyspaces (one module each, keys only from [`keys`]):
+//! - [`deks`]: `local/deks/{cid}`, this validator's wrapped DEKs;
+//! - [`processing`]: `local/processing/{job_id}`, the upload pipeline's
+//!   scratch and its job state machine;
+//! - [`sync`]: `local/sync/content/{cid}` and `local/sync/deks/{cid}`, what
+//!   this validator holds and what it still needs.
+//!
+//! [`reconcile`] decides, as a pure function, what is missing; [`worker`]
+//! fetches it from peers ([`peer_client`]) after every committed block.
+
+pub mod assignments;
+pub mod content;
+pub mod deks;
+pub mod keys;
+pub mod node;
+pub mod peer_auth;
+pub mod peer_client;
+pub mod processing;
+pub mod reconcile;
+pub mod status;
+pub mod sync;
+pub mod worker;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rocksdb::{Direction, IteratorMode, Options, WriteOptions, DB};
+use thiserror::Error;
+
+/// Why a local-store operation failed.
+#[derive(Debug, Error)]
+pub enum LocalError {
+    #[error("local store: {0}")]
+    Db(#[from] rocksdb::Error),
+    #[error("local store record {key} is corrupt: {reason}")]
+    Corrupt { key: String, reason: String },
+    #[error("job {job}: {from} cannot go to {to}")]
+    Transition {
+        job: String,
+        from: &'static str,
+        to: &'static str,
+    },
+    #[error("job {0} not found")]
+    JobNotFound(String),
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Crypto(#[from] crate::crypto::CryptoError),
+}
+
+impl LocalError {
+    pub fn corrupt(key: &[u8], reason: impl std::fmt::Display) -> Self {
+        LocalError::Corrupt {
+            key: String::from_utf8_lossy(key).into_owned(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// Key-value rows, in key order.
+pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Raw byte access to the local store. Typed access lives in the keyspace
+/// modules' extension traits; nothing else calls these.
+pub trait LocalRaw {
+    fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, LocalError>;
+    fn put_raw(&self, key: &[u8], value: &[u8]) -> Result<(), LocalError>;
+    fn delete_raw(&self, key: &[u8]) -> Result<(), LocalError>;
+    /// Every row under `prefix`, in key order.
+    fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError>;
+}
+
+/// Handle to the local store. Cheap to clone.
+#[derive(Clone)]
+pub struct LocalStore {
+    db: Arc<DB>,
+}
+
+impl LocalStore {
+    /// Opens or creates the local store at `path` (`<home>/data/local`).
+    pub fn open(path: &Path) -> Result<Self, LocalError> {
+        std::fs::create_dir_all(path)?;
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.set_keep_log_file_num(3);
+        opts.set_max_background_jobs(1);
+        Ok(LocalStore {
+            db: Arc::new(DB::open(&opts, path)?),
+        })
+    }
+
+    /// Opens the local store read-only, beside a running node (tests and
+    /// diagnostics; it sees what was written before it opened).
+    pub fn open_read_only(path: &Path) -> Result<Self, LocalError> {
+        Ok(LocalStore {
+            db: Arc::new(DB::open_for_read_only(&Options::default(), path, false)?),
+        })
+    }
+
+    fn synced() -> WriteOptions {
+        let mut o = WriteOptions::default();
+        o.set_sync(true);
+        o
+    }
+}
+
+impl LocalRaw for LocalStore {
+    fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, LocalError> {
+        Ok(self.db.get(key)?)
+    }
+    fn put_raw(&self, key: &[u8], value: &[u8]) -> Result<(), LocalError> {
+        Ok(self.db.put_opt(key, value, &Self::synced())?)
+    }
+    fn delete_raw(&self, key: &[u8]) -> Result<(), LocalError> {
+        Ok(self.db.delete_opt(key, &Self::synced())?)
+    }
+    fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError> {
+        let mut out = Vec::new();
+        for item in self
+            .db
+            .iterator(IteratorMode::From(prefix, Direction::Forward))
+        {
+            let (k, v) = item?;
+            if !k.starts_with(prefix) {
+                break;
+            }
+            out.push((k.to_vec(), v.to_vec()));
+        }
+        Ok(out)
+    }
+}
+
+/// Where `stave start` reads assignments from: the committed `uploads/`
+/// keyspace.
+pub fn chain_assignments() -> Arc<dyn assignments::AssignmentSource> {
+    Arc::new(assignments::ChainAssignments)
+}
+
+/// Decodes a protobuf record stored under `key`.
+pub(crate) fn decode<M: prost::Message + Default>(key: &[u8], raw: &[u8]) -> Result<M, LocalError> {
+    M::decode(raw).map_err(|e| LocalError::corrupt(key, e))
+}
+
+/// Typed access to the local store's meta numbers.
+pub trait MetaExt: LocalRaw {
+    /// The committed height of the last finished reconcile.
+    fn last_reconcile_height(&self) -> Result<Option<u64>, LocalError> {
+        let key = keys::last_reconcile_height();
+        match self.get_raw(&key)? {
+            None => Ok(None),
+            Some(raw) => {
+                let arr: [u8; 8] = raw
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| LocalError::corrupt(&key, "not 8 bytes"))?;
+                Ok(Some(u64::from_be_bytes(arr)))
+            }
+        }
+    }
+    fn set_last_reconcile_height(&self, h: u64) -> Result<(), LocalError> {
+        self.put_raw(&keys::last_reconcile_height(), &h.to_be_bytes())
+    }
+}
+impl<T: LocalRaw + ?Sized> MetaExt for T {}

@@ -1,0 +1,71 @@
+//! What the reconciler and the peer service share: the stores, this
+//! validator's keys and where assignments come from.
+
+use std::sync::Arc;
+
+use super::assignments::AssignmentSource;
+use super::content::ContentStore;
+use super::LocalStore;
+use crate::keyspaces::validators::{ValidatorsRead, STATUS_ACTIVE};
+use crate::proto::genesis::GenesisValidator;
+use crate::store::{ChainStore, StateRead};
+
+/// One validator's local side.
+pub struct LocalNode {
+    pub chain: ChainStore,
+    pub local: LocalStore,
+    pub content: ContentStore,
+    /// The operator key: names this validator and signs peer requests.
+    pub operator: ed25519_dalek::SigningKey,
+    /// The X25519 key wrapped DEKs are wrapped to.
+    pub x25519: x25519_dalek::StaticSecret,
+    pub assignments: Arc<dyn AssignmentSource>,
+}
+
+impl LocalNode {
+    /// This validator's operator key.
+    pub fn me(&self) -> [u8; 32] {
+        self.operator.verifying_key().to_bytes()
+    }
+}
+
+/// The record of an ACTIVE validator, or `None` (unknown, removed,
+/// unbonding).
+pub fn active_validator(
+    state: &dyn StateRead,
+    operator: &[u8; 32],
+) -> anyhow::Result<Option<GenesisValidator>> {
+    let rec = state.validator(operator)?;
+    Ok(rec
+        .filter(|r| r.status == STATUS_ACTIVE)
+        .and_then(|r| r.validator))
+}
+
+impl LocalNode {
+    /// Opens the local side of a home: the local store, the content store,
+    /// the operator and X25519 keys, and the KEK; then recovers processing
+    /// jobs left unfinished by the last run.
+    pub fn open(
+        home: &crate::config::Home,
+        chain: ChainStore,
+        assignments: Arc<dyn AssignmentSource>,
+    ) -> anyhow::Result<Arc<Self>> {
+        let local = LocalStore::open(&home.local_dir())?;
+        let content = ContentStore::open(&home.content_dir())?;
+        let kek = crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
+        let recovered = super::processing::Jobs::new(local.clone(), kek).recover()?;
+        tracing::info!(
+            resumed = recovered.resumed.len(),
+            failed = recovered.failed.len(),
+            "processing jobs recovered"
+        );
+        Ok(Arc::new(LocalNode {
+            chain,
+            local,
+            content,
+            operator: crate::keyfile::load_ed25519(&home.operator_key())?,
+            x25519: crate::keyfile::load_x25519(&home.x25519_key())?,
+            assignments,
+        }))
+    }
+}

@@ -1,0 +1,116 @@
+//! `stave query local status`: counts per sync state, failures with their
+//! reasons, the last reconcile height; and the Prometheus gauges.
+
+use std::collections::BTreeMap;
+
+use super::node::LocalNode;
+use super::processing::{is_terminal, ProcessingExt};
+use super::reconcile::{wanted, Kind};
+use super::sync::{status_name, SyncExt, STATUSES};
+use super::MetaExt;
+use crate::proto::local::{
+    ContentSync, DekSync, LocalStatusResponse, StatusCount, SyncFailure, SyncStatus,
+};
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Content => "content",
+        Kind::Dek => "deks",
+    }
+}
+
+/// Counts per (kind, status), every status listed (zeros included).
+pub fn counts(
+    content: &BTreeMap<Vec<u8>, ContentSync>,
+    deks: &BTreeMap<Vec<u8>, DekSync>,
+) -> Vec<StatusCount> {
+    let mut out = Vec::new();
+    let statuses: [(Kind, Vec<SyncStatus>); 2] = [
+        (
+            Kind::Content,
+            content.values().map(|e| e.status()).collect(),
+        ),
+        (Kind::Dek, deks.values().map(|e| e.status()).collect()),
+    ];
+    for (kind, all) in statuses {
+        for s in STATUSES {
+            out.push(StatusCount {
+                kind: kind_name(kind).into(),
+                status: status_name(s).into(),
+                count: all.iter().filter(|x| **x == s).count() as u64,
+            });
+        }
+    }
+    out
+}
+
+/// Failed entries with their reasons.
+pub fn failures(
+    content: &BTreeMap<Vec<u8>, ContentSync>,
+    deks: &BTreeMap<Vec<u8>, DekSync>,
+) -> Vec<SyncFailure> {
+    let c = content
+        .values()
+        .filter(|e| e.status() == SyncStatus::Failed)
+        .map(|e| SyncFailure {
+            kind: "content".into(),
+            cid: e.cid.clone(),
+            error: e.error.clone(),
+            retry_at_ms: e.retry_at_ms,
+            attempts: e.attempts,
+        });
+    let d = deks
+        .values()
+        .filter(|e| e.status() == SyncStatus::Failed)
+        .map(|e| SyncFailure {
+            kind: "deks".into(),
+            cid: e.cid.clone(),
+            error: e.error.clone(),
+            retry_at_ms: e.retry_at_ms,
+            attempts: e.attempts,
+        });
+    c.chain(d).collect()
+}
+
+/// Sets the `stave_local_sync_entries{kind,status}` gauges.
+pub fn publish_gauges(counts: &[StatusCount]) {
+    let g = &crate::metrics::metrics().local_sync;
+    for c in counts {
+        g.with_label_values(&[c.kind.as_str(), c.status.as_str()])
+            .set(c.count as i64);
+    }
+}
+
+/// The status of `node`'s local store (blocking: reads RocksDB).
+pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
+    let content = node.local.all_content_sync()?;
+    let deks = node.local.all_dek_sync()?;
+    let view = node.chain.view();
+    let want = wanted(&node.me(), &node.assignments.all(&view)?);
+    let mut unassigned: Vec<Vec<u8>> = node
+        .content
+        .list()?
+        .into_iter()
+        .chain(content.keys().cloned())
+        .filter(|c| !want.content.contains_key(c))
+        .collect();
+    unassigned.sort();
+    unassigned.dedup();
+    let last = node.local.last_reconcile_height()?;
+    let active_jobs = node
+        .local
+        .all_jobs()?
+        .iter()
+        .filter(|j| !is_terminal(j.status()))
+        .count() as u64;
+    let counts = counts(&content, &deks);
+    publish_gauges(&counts);
+    Ok(LocalStatusResponse {
+        counts,
+        failures: failures(&content, &deks),
+        last_reconcile_height: last.unwrap_or(0),
+        reconciled: last.is_some(),
+        unassigned_content: unassigned,
+        active_jobs,
+    })
+}

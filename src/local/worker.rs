@@ -1,0 +1,359 @@
+//! The reconciler worker of `stave start`. It runs at start-up, after
+//! every committed height the ABCI actor publishes, and on a short tick
+//! (for retries). Each round reads committed chain state and the local
+//! store, asks [`plan`] what is missing, writes the sync entries and starts
+//! fetches, at most `concurrency` at once. A fetch moves an entry
+//! `PENDING → DOWNLOADING → SEEDING/RECEIVED`, or `→ FAILED` with the error
+//! and the time of the next attempt (exponential backoff).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::{watch, Semaphore};
+
+use super::assignments::Assignment;
+use super::deks::DeksExt;
+use super::node::{active_validator, LocalNode};
+use super::peer_auth::{now_ms, PeerError};
+use super::peer_client::{fetch_content, fetch_dek, PeerTarget};
+use super::reconcile::{backoff_ms, plan, wanted, Kind, LocalView};
+use super::status::{counts, publish_gauges};
+use super::sync::{SyncExt, SyncRecord};
+use super::MetaExt;
+use crate::proto::local::{ContentSync, DekSync, SyncStatus};
+
+/// Fetches running now, by kind and cid.
+type InFlight = BTreeSet<(Kind, Vec<u8>)>;
+
+/// Worker settings (node-local).
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    pub concurrency: usize,
+    pub tick: Duration,
+    pub backoff_base_ms: u64,
+    pub backoff_max_ms: u64,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            concurrency: 4,
+            tick: Duration::from_secs(2),
+            backoff_base_ms: 1_000,
+            backoff_max_ms: 60_000,
+        }
+    }
+}
+
+/// The reconciler worker.
+#[derive(Clone)]
+pub struct Worker {
+    node: Arc<LocalNode>,
+    cfg: WorkerConfig,
+    in_flight: Arc<Mutex<InFlight>>,
+    permits: Arc<Semaphore>,
+}
+
+/// What one round found: the committed height and what it started.
+#[derive(Debug, Default)]
+pub struct Round {
+    pub height: Option<u64>,
+    pub started: usize,
+}
+
+impl Worker {
+    pub fn new(node: Arc<LocalNode>, cfg: WorkerConfig) -> Self {
+        let permits = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
+        Worker {
+            node,
+            cfg,
+            in_flight: Arc::default(),
+            permits,
+        }
+    }
+
+    /// Runs until the task is dropped.
+    pub async fn run(self, mut heights: watch::Receiver<u64>) {
+        loop {
+            if let Err(e) = self.round().await {
+                tracing::warn!(error = %format!("{e:#}"), "reconcile failed");
+            }
+            tokio::select! {
+                _ = heights.changed() => {}
+                _ = tokio::time::sleep(self.cfg.tick) => {}
+            }
+        }
+    }
+
+    /// Fetches running now.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.lock().len()
+    }
+
+    /// One reconcile: decide, write entries, start fetches.
+    pub async fn round(&self) -> anyhow::Result<Round> {
+        let node = self.node.clone();
+        let flying = self.in_flight.lock().clone();
+        let (height, fetches) =
+            tokio::task::spawn_blocking(move || decide(&node, flying)).await??;
+        let Some(height) = height else {
+            return Ok(Round::default());
+        };
+        let started = fetches.len();
+        for (kind, cid, a) in fetches {
+            if !self.in_flight.lock().insert((kind, cid.clone())) {
+                continue;
+            }
+            let w = self.clone();
+            tokio::spawn(async move {
+                let Ok(_permit) = w.permits.clone().acquire_owned().await else {
+                    return;
+                };
+                w.fetch(kind, &cid, &a).await;
+                w.in_flight.lock().remove(&(kind, cid));
+            });
+        }
+        Ok(Round {
+            height: Some(height),
+            started,
+        })
+    }
+
+    async fn fetch(&self, kind: Kind, cid: &[u8], a: &Assignment) {
+        let node = self.node.clone();
+        let set = match kind {
+            Kind::Content => &a.replication_set,
+            Kind::Dek => &a.dek_holder_set,
+        };
+        let (cid_v, set_v) = (cid.to_vec(), set.clone());
+        let prep = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+            mark(&node, kind, &cid_v, Op::Downloading)?;
+            let view = node.chain.view();
+            let chain_id = view.commit_info()?.chain_id;
+            let me = node.me();
+            let mut peers = Vec::new();
+            for op in set_v.iter().filter(|op| **op != me) {
+                if let Some(v) = active_validator(&view, op)? {
+                    peers.push(PeerTarget {
+                        operator: *op,
+                        address: v.address,
+                    });
+                }
+            }
+            Ok((chain_id, peers))
+        })
+        .await;
+        let (chain_id, peers) = match prep {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => return self.failed(kind, cid, e.to_string()).await,
+            Err(e) => return self.failed(kind, cid, e.to_string()).await,
+        };
+        let mut errors = Vec::new();
+        for t in &peers {
+            match self.try_peer(kind, &chain_id, t, cid, a).await {
+                Ok(()) => return,
+                Err(e) => errors.push(format!("code {} {e}", e.code().value())),
+            }
+        }
+        if peers.is_empty() {
+            errors.push("no other active validator in the set".into());
+        }
+        self.failed(kind, cid, errors.join("; ")).await;
+    }
+
+    async fn try_peer(
+        &self,
+        kind: Kind,
+        chain_id: &str,
+        t: &PeerTarget,
+        cid: &[u8],
+        a: &Assignment,
+    ) -> Result<(), PeerError> {
+        let node = self.node.clone();
+        let source = t.operator.to_vec();
+        let cid_v = cid.to_vec();
+        match kind {
+            Kind::Content => {
+                let size = fetch_content(&node, chain_id, t, cid, a.encrypted_size).await?;
+                blocking(move || mark(&node, kind, &cid_v, Op::Done { source, size })).await
+            }
+            Kind::Dek => {
+                let stored = fetch_dek(node.requester(), chain_id, t, cid).await?;
+                blocking(move || {
+                    node.local.put_dek(&stored)?;
+                    mark(&node, kind, &cid_v, Op::Done { source, size: 0 })
+                })
+                .await
+            }
+        }
+    }
+
+    async fn failed(&self, kind: Kind, cid: &[u8], error: String) {
+        tracing::warn!(?kind, cid = %hex::encode(cid), %error, "fetch failed");
+        let node = self.node.clone();
+        let (base, max) = (self.cfg.backoff_base_ms, self.cfg.backoff_max_ms);
+        let cid = cid.to_vec();
+        let _ = tokio::task::spawn_blocking(move || {
+            mark(
+                &node,
+                kind,
+                &cid,
+                Op::Failed {
+                    error,
+                    base_ms: base,
+                    max_ms: max,
+                },
+            )
+        })
+        .await;
+    }
+}
+
+async fn blocking(
+    f: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+) -> Result<(), PeerError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| PeerError::Local(e.to_string()))?
+        .map_err(|e| PeerError::Local(format!("{e:#}")))
+}
+
+/// A change to a sync entry.
+enum Op {
+    Downloading,
+    Done {
+        source: Vec<u8>,
+        size: u64,
+    },
+    Failed {
+        error: String,
+        base_ms: u64,
+        max_ms: u64,
+    },
+}
+
+fn apply<R: SyncRecord>(e: &mut R, op: Op) {
+    match op {
+        Op::Downloading => {
+            e.set_sync_status(SyncStatus::Downloading);
+            *e.attempts_mut() = e.attempts_mut().saturating_add(1);
+        }
+        Op::Done { source, size } => {
+            e.set_sync_status(R::HELD);
+            *e.source_mut() = source;
+            e.note_size(size, true);
+            e.error_mut().clear();
+            *e.retry_at_mut() = 0;
+            *e.attempts_mut() = 0;
+        }
+        Op::Failed {
+            error,
+            base_ms,
+            max_ms,
+        } => {
+            let at = now_ms().saturating_add(backoff_ms(*e.attempts_mut(), base_ms, max_ms));
+            e.set_sync_status(SyncStatus::Failed);
+            *e.error_mut() = error;
+            *e.retry_at_mut() = at;
+        }
+    }
+}
+
+fn update<R: SyncRecord>(node: &LocalNode, cid: &[u8], op: Op) -> anyhow::Result<()> {
+    let mut e: R = node.local.sync_entry(cid)?.unwrap_or_default();
+    *e.cid_mut() = cid.to_vec();
+    apply(&mut e, op);
+    node.local.put_sync(&e)?;
+    Ok(())
+}
+
+/// Reads, changes and writes one sync entry.
+fn mark(node: &LocalNode, kind: Kind, cid: &[u8], op: Op) -> anyhow::Result<()> {
+    match kind {
+        Kind::Content => update::<ContentSync>(node, cid, op),
+        Kind::Dek => update::<DekSync>(node, cid, op),
+    }
+}
+
+type Fetches = Vec<(Kind, Vec<u8>, Assignment)>;
+
+/// The blocking half of a round: read, plan, write; returns the fetches.
+fn decide(
+    node: &LocalNode,
+    in_flight: BTreeSet<(Kind, Vec<u8>)>,
+) -> anyhow::Result<(Option<u64>, Fetches)> {
+    let view = node.chain.view();
+    let Some(height) = view.commit_info()?.height else {
+        return Ok((None, Vec::new()));
+    };
+    let assignments = node.assignments.all(&view)?;
+    drop(view);
+    let want = wanted(&node.me(), &assignments);
+    let local = read_local(node, &want.content, in_flight)?;
+    let p = plan(&want, &local, now_ms());
+    for e in &p.content_writes {
+        node.local.put_sync(e)?;
+    }
+    for e in &p.dek_writes {
+        node.local.put_sync(e)?;
+    }
+    if !p.unassigned_content.is_empty() {
+        tracing::info!(
+            count = p.unassigned_content.len(),
+            "content held but no longer assigned (kept)"
+        );
+    }
+    node.local.set_last_reconcile_height(height)?;
+    publish_gauges(&counts(
+        &node.local.all_content_sync()?,
+        &node.local.all_dek_sync()?,
+    ));
+    let by_cid: BTreeMap<(Kind, &[u8]), &Assignment> = assignments
+        .iter()
+        .flat_map(|a| {
+            [
+                ((Kind::Content, a.content_cid.as_slice()), a),
+                ((Kind::Dek, a.dek_cid.as_slice()), a),
+            ]
+        })
+        .collect();
+    let fetches = p
+        .fetch
+        .into_iter()
+        .filter_map(|(k, c)| {
+            by_cid
+                .get(&(k, c.as_slice()))
+                .map(|a| (k, c.clone(), (*a).clone()))
+        })
+        .collect();
+    Ok((Some(height), fetches))
+}
+
+/// The local side; a content file counts as held once its hash verified
+/// (files not yet `SEEDING` are rehashed).
+fn read_local(
+    node: &LocalNode,
+    wanted_content: &BTreeMap<Vec<u8>, u64>,
+    in_flight: BTreeSet<(Kind, Vec<u8>)>,
+) -> anyhow::Result<LocalView> {
+    let content_sync = node.local.all_content_sync()?;
+    let mut files = BTreeSet::new();
+    for cid in node.content.list()? {
+        let seeding = content_sync
+            .get(&cid)
+            .is_some_and(|e| e.status() == SyncStatus::Seeding);
+        let verify = wanted_content.contains_key(&cid) && !seeding;
+        if !verify || node.content.verify(&cid).unwrap_or(false) {
+            files.insert(cid);
+        }
+    }
+    Ok(LocalView {
+        content_sync,
+        dek_sync: node.local.all_dek_sync()?,
+        files,
+        held_deks: node.local.dek_cids()?.into_iter().collect(),
+        in_flight,
+    })
+}

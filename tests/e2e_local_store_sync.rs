@@ -1,0 +1,286 @@
+//! End-to-end on a real 4-validator localnet (real `stave` and `cometbft`):
+//!
+//! 1. Node 0 (the "node 1" of issue 6) is stopped and given the content and
+//!    its own wrapped DEK of three uploads, the way the upload pipeline
+//!    places them; it restarts, and signs `UploadComplete` for each. Every
+//!    upload's replication set names all four validators; uploads A and C
+//!    name all four as DEK holders, upload B only nodes 0–2.
+//! 2. Within a bounded time nodes 1–3 hold every blob (hash-verified) and
+//!    their own wrapped DEKs (B not on node 3), which unwrap with their own
+//!    X25519 keys and decrypt the blobs; `stave query local status` shows
+//!    nothing PENDING or FAILED.
+//! 3. Node 3, outside B's holder set, asking node 0 for B's DEK, is refused
+//!    with code 405.
+//! 4. Rebuild: node 2 is stopped, its `data/local` and `content/` deleted;
+//!    restarted, it rebuilds everything from chain state and peers.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::localnet::{binaries, Localnet, LocalnetConfig, Proc};
+use ed25519_dalek::SigningKey;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use stave::crypto::{generate_dek, stream, wrap, Dek};
+use stave::keyfile;
+use stave::keyspaces::uploads::sign_manifest;
+use stave::local::content::ContentStore;
+use stave::local::deks::{wrapped_of, DeksExt};
+use stave::local::peer_client::{fetch_dek, PeerTarget, Requester};
+use stave::local::LocalStore;
+use stave::proto::local::StoredDek;
+use stave::proto::rights as pb;
+use stave::proto::tx::BroadcastAndWaitRequest;
+use stave::tx::{build::sign_tx, Action};
+use x25519_dalek::{PublicKey, StaticSecret};
+
+const WAIT: Duration = Duration::from_secs(180);
+const BASE_PORT: u16 = 36000;
+
+struct Upload {
+    plain: Vec<u8>,
+    dek: Dek,
+    blob: Vec<u8>,
+    flac_cid: Vec<u8>,
+    enc_cid: Vec<u8>,
+    holders: Vec<usize>,
+}
+
+fn upload(size: usize, seed: u8, holders: Vec<usize>) -> Upload {
+    let plain: Vec<u8> = (0..size)
+        .map(|i| (i as u8).wrapping_mul(seed) ^ seed)
+        .collect();
+    let dek = generate_dek();
+    let mut blob = Vec::new();
+    stream::encrypt(&dek, &plain[..], &mut blob).unwrap();
+    Upload {
+        flac_cid: Sha256::digest(&plain).to_vec(),
+        enc_cid: Sha256::digest(&blob).to_vec(),
+        plain,
+        dek,
+        blob,
+        holders,
+    }
+}
+
+fn keys(net: &Localnet, i: usize) -> (SigningKey, StaticSecret) {
+    let config = net.stave_home(i).join("config");
+    (
+        keyfile::load_ed25519(&config.join("operator_key.json")).unwrap(),
+        keyfile::load_x25519(&config.join("x25519_key.json")).unwrap(),
+    )
+}
+
+fn op(net: &Localnet, i: usize) -> Vec<u8> {
+    keys(net, i).0.verifying_key().to_bytes().to_vec()
+}
+
+/// Stops node `i`'s supervisor (which stops its Stave and CometBFT) and
+/// waits until all three are gone.
+async fn stop_node(net: &Localnet, i: usize) {
+    let sup = std::fs::read_to_string(net.node_dir(i).join("supervisor.pid")).unwrap();
+    let st = std::process::Command::new("kill")
+        .args(["-TERM", sup.trim()])
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill -TERM supervisor of node{i}");
+    let sup_file = net.node_dir(i).join("supervisor.pid");
+    net.wait_for(&format!("node{i} to stop"), WAIT, || async {
+        match (net.pid(i, Proc::Stave), net.pid(i, Proc::Cometbft)) {
+            // The supervisor removes its pid file last, just before it exits.
+            (None, None) if !sup_file.exists() => Ok(()),
+            other => Err(format!(
+                "still running: {other:?} (supervisor pid file present)"
+            )),
+        }
+    })
+    .await;
+}
+
+/// What the upload pipeline leaves on the processing validator: the blob
+/// in its content store and its own wrapped DEK in its local store.
+fn place_as_pipeline(home: &Path, x: &StaticSecret, ups: &[Upload]) {
+    let content = ContentStore::open(&home.join("content")).unwrap();
+    let local = LocalStore::open(&home.join("data/local")).unwrap();
+    for u in ups {
+        content
+            .put_reader(&u.enc_cid, u.blob.len() as u64, &u.blob[..])
+            .unwrap();
+        let w = wrap::wrap_dek(&u.dek, &PublicKey::from(x).to_bytes(), &u.flac_cid).unwrap();
+        local
+            .put_dek(&StoredDek {
+                cid: u.flac_cid.clone(),
+                wrapped_dek: w.ciphertext,
+                ephemeral_pubkey: w.ephemeral_pubkey.to_vec(),
+                source_validator: vec![],
+            })
+            .unwrap();
+    }
+}
+
+async fn submit_uploads(net: &Localnet, ups: &[Upload]) {
+    let (op0, _) = keys(net, 0);
+    let all: Vec<Vec<u8>> = (0..4).map(|i| op(net, i)).collect();
+    let (_, mut nonce) = net.account(0, &all[0]).await.unwrap();
+    for u in ups {
+        let uploader = SigningKey::generate(&mut rand::rngs::OsRng);
+        let recovery = StaticSecret::random_from_rng(rand::rngs::OsRng);
+        let rw =
+            wrap::wrap_dek(&u.dek, &PublicKey::from(&recovery).to_bytes(), &u.flac_cid).unwrap();
+        let m = pb::UploadManifest {
+            chain_id: net.chain_id.clone(),
+            flac_cid: u.flac_cid.clone(),
+            encrypted_cid: u.enc_cid.clone(),
+            encrypted_size: u.blob.len() as u64,
+            replication_set: all.clone(),
+            dek_holder_set: u.holders.iter().map(|i| all[*i].clone()).collect(),
+            processing_validator: all[0].clone(),
+            recovery_dek: Some(pb::WrappedDek {
+                wrapped_dek: rw.ciphertext,
+                ephemeral_pubkey: rw.ephemeral_pubkey.to_vec(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let action = Action::UploadComplete(sign_manifest(&uploader, m).try_into().unwrap());
+        let tx = sign_tx(&op0, &net.chain_id, nonce, vec![action], "");
+        nonce += 1;
+        let mut c = net.client(1).await;
+        let r =
+            c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
+                tx,
+                timeout_ms: 60_000,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        if !(r.committed && r.code == 0) {
+            net.fail(&format!("UploadComplete not committed: {r:?}"));
+        }
+    }
+}
+
+fn local_status(net: &Localnet, i: usize) -> Value {
+    let url = net.grpc_url(i);
+    let out = net.stave_cmd(&[
+        "query", "local", "status", "--node", &url, "--output", "json",
+    ]);
+    net.expect_success("stave query local status", &out);
+    net.json_of("stave query local status", &out)
+}
+
+/// Waits until node `i` reports `seeding` blobs and `received` DEKs with
+/// nothing pending, downloading or failed.
+async fn wait_synced(net: &Localnet, i: usize, seeding: u64, received: u64) -> Value {
+    net.wait_for(&format!("node{i} to sync"), WAIT, || async {
+        let s = local_status(net, i);
+        let n = |k: &str, st: &str| s[k][st].as_u64().unwrap_or(u64::MAX);
+        let idle = ["PENDING", "DOWNLOADING", "FAILED"]
+            .iter()
+            .all(|st| n("content", st) == 0 && n("deks", st) == 0);
+        if idle && n("content", "SEEDING") == seeding && n("deks", "RECEIVED") == received {
+            Ok(s)
+        } else {
+            Err(format!("{s}"))
+        }
+    })
+    .await
+}
+
+/// Node `i` holds every blob (hash-verified) and the DEKs it should, each
+/// unwrapping with its own key and decrypting its blob.
+fn assert_holds(net: &Localnet, i: usize, ups: &[Upload]) {
+    let home = net.stave_home(i);
+    let (_, x) = keys(net, i);
+    let local = LocalStore::open_read_only(&home.join("data/local")).unwrap();
+    for u in ups {
+        let blob = std::fs::read(home.join("content").join(hex::encode(&u.enc_cid))).unwrap();
+        assert_eq!(
+            Sha256::digest(&blob).to_vec(),
+            u.enc_cid,
+            "node{i} blob hash"
+        );
+        let stored = local.dek(&u.flac_cid).unwrap();
+        if !u.holders.contains(&i) {
+            assert!(
+                stored.is_none(),
+                "node{i} holds a DEK outside its holder set"
+            );
+            continue;
+        }
+        let stored = stored.unwrap_or_else(|| panic!("node{i} lacks its wrapped DEK"));
+        let dek = wrap::unwrap_dek(&x, &wrapped_of(&stored).unwrap(), &u.flac_cid).unwrap();
+        let mut plain = Vec::new();
+        stream::decrypt(&dek, &blob[..], &mut plain).unwrap();
+        assert_eq!(plain, u.plain, "node{i} decrypts");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_stores_sync_from_peers_and_rebuild() {
+    let Some(bins) = binaries("local_stores_sync_from_peers_and_rebuild") else {
+        return;
+    };
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, BASE_PORT));
+    net.up();
+    let ups = vec![
+        upload(400_000, 3, vec![0, 1, 2, 3]),
+        upload(150_000, 5, vec![0, 1, 2]),
+        upload(70_001, 7, vec![0, 1, 2, 3]),
+    ];
+
+    // 1. node 0 gets what the pipeline leaves, then signs UploadComplete
+    stop_node(&net, 0).await;
+    place_as_pipeline(&net.stave_home(0), &keys(&net, 0).1, &ups);
+    net.restart(0);
+    let h = net.max_comet_height().await;
+    net.wait_comet_height(0, h + 1, WAIT).await;
+    submit_uploads(&net, &ups).await;
+
+    // 2. everyone converges
+    let started = std::time::Instant::now();
+    wait_synced(&net, 0, 3, 3).await;
+    for i in 1..4 {
+        wait_synced(&net, i, 3, if i == 3 { 2 } else { 3 }).await;
+        assert_holds(&net, i, &ups);
+    }
+    eprintln!(
+        "nodes 1-3 synced in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // 3. node 3 is outside B's holder set
+    let (op3, x3) = keys(&net, 3);
+    let target = PeerTarget {
+        operator: op(&net, 0).try_into().unwrap(),
+        address: net.grpc_url(0),
+    };
+    let me = Requester {
+        operator: &op3,
+        x25519: &x3,
+    };
+    let err = fetch_dek(me, &net.chain_id, &target, &ups[1].flac_cid)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("code 405"), "{err}");
+
+    // 4. rebuild node 2 from nothing
+    stop_node(&net, 2).await;
+    let home2 = net.stave_home(2);
+    std::fs::remove_dir_all(home2.join("data/local")).unwrap();
+    std::fs::remove_dir_all(home2.join("content")).unwrap();
+    net.restart(2);
+    let h = net.max_comet_height().await;
+    net.wait_comet_height(2, h + 1, WAIT).await;
+    let started = std::time::Instant::now();
+    let s = wait_synced(&net, 2, 3, 3).await;
+    assert!(
+        s["failures"].as_array().is_some_and(|f| f.is_empty()),
+        "{s}"
+    );
+    assert_holds(&net, 2, &ups);
+    eprintln!("node2 rebuilt in {:.1}s", started.elapsed().as_secs_f64());
+    net.wait_status_ok(WAIT).await;
+}
