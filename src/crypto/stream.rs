@@ -18,7 +18,7 @@
 //! assert_eq!(plain, b"hello");
 //! ```
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 
 use chacha20poly1305::aead::stream::{DecryptorBE32, EncryptorBE32};
 use chacha20poly1305::aead::KeyInit;
@@ -47,8 +47,37 @@ fn aead(dek: &Dek) -> ChaCha20Poly1305 {
 /// Reads up to `n` bytes into `buf` (cleared first).
 fn read_up_to<R: Read>(r: &mut R, buf: &mut Vec<u8>, n: usize) -> std::io::Result<()> {
     buf.clear();
-    r.take(n as u64).read_to_end(buf)?;
+    r.by_ref().take(n as u64).read_to_end(buf)?;
     Ok(())
+}
+
+/// `input` cut into frames of `size` bytes, read straight into the frame
+/// buffers with one frame of lookahead, so the caller learns which frame
+/// is the last without a buffered reader's extra copy.
+struct Frames<R> {
+    input: R,
+    size: usize,
+    next: Vec<u8>,
+}
+
+impl<R: Read> Frames<R> {
+    fn new(mut input: R, size: usize) -> std::io::Result<Self> {
+        let mut next = Vec::with_capacity(size);
+        read_up_to(&mut input, &mut next, size)?;
+        Ok(Self { input, size, next })
+    }
+
+    /// Moves the next frame into `buf`; true when it is the last one (short,
+    /// or followed by end of input).
+    fn take(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+        std::mem::swap(buf, &mut self.next);
+        if buf.len() < self.size {
+            self.next.clear();
+            return Ok(true);
+        }
+        read_up_to(&mut self.input, &mut self.next, self.size)?;
+        Ok(self.next.is_empty())
+    }
 }
 
 /// Encrypts `input` into `out` under `dek`; returns the bytes written.
@@ -67,7 +96,7 @@ pub fn encrypt_with_prefix<R: Read, W: Write>(
     input: R,
     mut out: W,
 ) -> Result<u64, CryptoError> {
-    let mut reader = BufReader::with_capacity(CHUNK, input);
+    let mut frames = Frames::new(input, CHUNK)?;
     let mut enc = EncryptorBE32::from_aead(aead(dek), prefix.into());
     out.write_all(MAGIC)?;
     out.write_all(prefix)?;
@@ -75,9 +104,7 @@ pub fn encrypt_with_prefix<R: Read, W: Write>(
     let mut buf = Vec::with_capacity(CHUNK + TAG);
     let mut chunk = 0u64;
     loop {
-        read_up_to(&mut reader, &mut buf, CHUNK)?;
-        let last = buf.len() < CHUNK || reader.fill_buf()?.is_empty();
-        if last {
+        if frames.take(&mut buf)? {
             enc.encrypt_last_in_place(b"", &mut buf)
                 .map_err(|_| CryptoError::Chunk { chunk })?;
             out.write_all(&buf)?;
@@ -100,10 +127,9 @@ pub fn encrypt_with_prefix<R: Read, W: Write>(
 /// # Errors
 /// A bad header, or any chunk that does not authenticate (wrong key,
 /// tampered, reordered, dropped, truncated).
-pub fn decrypt<R: Read, W: Write>(dek: &Dek, input: R, mut out: W) -> Result<u64, CryptoError> {
-    let mut reader = BufReader::with_capacity(CHUNK + TAG, input);
+pub fn decrypt<R: Read, W: Write>(dek: &Dek, mut input: R, mut out: W) -> Result<u64, CryptoError> {
     let mut header = [0u8; HEADER_LEN];
-    reader.read_exact(&mut header).map_err(|e| {
+    input.read_exact(&mut header).map_err(|e| {
         CryptoError::Format(format!("header of {HEADER_LEN} bytes unreadable: {e}"))
     })?;
     if &header[..MAGIC.len()] != MAGIC {
@@ -119,12 +145,12 @@ pub fn decrypt<R: Read, W: Write>(dek: &Dek, input: R, mut out: W) -> Result<u64
     let mut buf = Vec::with_capacity(CHUNK + TAG);
     let mut chunk = 0u64;
     let mut written = 0u64;
+    let mut frames = Frames::new(input, CHUNK + TAG)?;
     loop {
-        read_up_to(&mut reader, &mut buf, CHUNK + TAG)?;
+        let last = frames.take(&mut buf)?;
         if buf.len() < TAG {
             return Err(CryptoError::Chunk { chunk });
         }
-        let last = buf.len() < CHUNK + TAG || reader.fill_buf()?.is_empty();
         if last {
             dec.decrypt_last_in_place(b"", &mut buf)
                 .map_err(|_| CryptoError::Chunk { chunk })?;

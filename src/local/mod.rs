@@ -70,6 +70,8 @@ pub trait LocalRaw {
     fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, LocalError>;
     fn put_raw(&self, key: &[u8], value: &[u8]) -> Result<(), LocalError>;
     fn delete_raw(&self, key: &[u8]) -> Result<(), LocalError>;
+    /// Writes every `(key, value)` row in one synced batch: all or none.
+    fn put_raw_all(&self, rows: &[(Vec<u8>, Vec<u8>)]) -> Result<(), LocalError>;
     /// Every row under `prefix`, in key order.
     fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError>;
 }
@@ -117,6 +119,13 @@ impl LocalRaw for LocalStore {
     }
     fn delete_raw(&self, key: &[u8]) -> Result<(), LocalError> {
         Ok(self.db.delete_opt(key, &Self::synced())?)
+    }
+    fn put_raw_all(&self, rows: &[(Vec<u8>, Vec<u8>)]) -> Result<(), LocalError> {
+        let mut batch = rocksdb::WriteBatch::default();
+        for (k, v) in rows {
+            batch.put(k, v);
+        }
+        Ok(self.db.write_opt(batch, &Self::synced())?)
     }
     fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError> {
         let mut out = Vec::new();

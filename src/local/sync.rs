@@ -117,6 +117,22 @@ pub trait SyncExt: LocalRaw {
     fn put_sync<R: SyncRecord>(&self, e: &R) -> Result<(), LocalError> {
         self.put_raw(&R::key(e.cid()), &e.encode_to_vec())
     }
+    /// Writes every content and DEK entry in one synced batch (a reconcile
+    /// round's new entries: one fsync, not one per entry).
+    fn put_sync_all(&self, content: &[ContentSync], deks: &[DekSync]) -> Result<(), LocalError> {
+        let rows = content
+            .iter()
+            .map(|e| (ContentSync::key(e.cid()), prost::Message::encode_to_vec(e)))
+            .chain(
+                deks.iter()
+                    .map(|e| (DekSync::key(e.cid()), prost::Message::encode_to_vec(e))),
+            )
+            .collect::<Vec<_>>();
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.put_raw_all(&rows)
+    }
     fn all_sync<R: SyncRecord>(&self) -> Result<BTreeMap<Vec<u8>, R>, LocalError> {
         let prefix = R::prefix();
         let mut out = BTreeMap::new();

@@ -293,12 +293,7 @@ fn decide(
     let want = wanted(&node.me(), &assignments);
     let local = read_local(node, &want.content, in_flight)?;
     let p = plan(&want, &local, now_ms());
-    for e in &p.content_writes {
-        node.local.put_sync(e)?;
-    }
-    for e in &p.dek_writes {
-        node.local.put_sync(e)?;
-    }
+    node.local.put_sync_all(&p.content_writes, &p.dek_writes)?;
     if !p.unassigned_content.is_empty() {
         tracing::info!(
             count = p.unassigned_content.len(),
