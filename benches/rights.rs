@@ -111,6 +111,7 @@ fn request(i: u64, k: usize) -> pb::CheckAccessRequest {
         cid: cid(i % CIDS),
         consumer_pubkey: holder(i).to_vec(),
         territory: if k.is_multiple_of(2) { "GB" } else { "US" }.into(),
+        context: Vec::new(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! type, the entitlement and its scope (territory, time window), and the
 //! release's territories; PROGRAMMABLE is a distinct "unsupported policy
 //! type" error; ROLE_BASED without an evaluable Casbin model is a deny with
-//! CASBIN_FAILED.
+//! CASBIN_EVALUATION_FAILED.
 
 mod inproc;
 use inproc::rights::*;
@@ -15,6 +15,7 @@ fn ask(w: &World, cid: &[u8], who: u8, territory: &str) -> Result<(bool, u32), t
         cid: cid.to_vec(),
         consumer_pubkey: pk(who).to_vec(),
         territory: territory.into(),
+        context: Vec::new(),
     };
     let view = w.node.store.view();
     check_access(&view, &req)

@@ -124,6 +124,7 @@ async fn expect_access(
         cid: CID.to_vec(),
         consumer_pubkey: consumer.to_vec(),
         territory: territory.into(),
+        context: Vec::new(),
     };
     let r = net
         .wait_for(
@@ -221,6 +222,7 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
         cid: CID.to_vec(),
         consumer_pubkey: consumer_pk.clone(),
         territory: "GB".into(),
+        context: Vec::new(),
     });
     submit(
         &net,

@@ -15,6 +15,7 @@ fn ask(w: &World, cid: &[u8], who: u8) -> (bool, u32) {
         cid: cid.to_vec(),
         consumer_pubkey: pk(who).to_vec(),
         territory: "GB".into(),
+        context: Vec::new(),
     };
     let view = w.node.store.view();
     let r = check_access(&view, &req).expect("CheckAccess answers");

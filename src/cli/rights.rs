@@ -151,6 +151,10 @@ pub enum RightsTx {
         cid: String,
         consumer: String,
         territory: String,
+        /// The request's context, `key=value`, repeated: it must meet the
+        /// entitlement scope's conditions.
+        #[arg(long = "context")]
+        context: Vec<String>,
         #[command(flatten)]
         opts: TxOpts,
     },
@@ -225,9 +229,10 @@ async fn sign(a: ManifestArgs, out: Output) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn scope(ts: Vec<String>, nb: u64, na: u64, conds: &[String]) -> anyhow::Result<Option<pb::Scope>> {
+/// `key=value` arguments as conditions, sorted by key (the canonical order).
+pub fn conditions(args: &[String]) -> anyhow::Result<Vec<pb::Condition>> {
     let mut conditions = Vec::new();
-    for c in conds {
+    for c in args {
         let (k, v) = c
             .split_once('=')
             .ok_or_else(|| anyhow::anyhow!("condition {c:?} is not key=value"))?;
@@ -237,6 +242,11 @@ fn scope(ts: Vec<String>, nb: u64, na: u64, conds: &[String]) -> anyhow::Result<
         });
     }
     conditions.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(conditions)
+}
+
+fn scope(ts: Vec<String>, nb: u64, na: u64, conds: &[String]) -> anyhow::Result<Option<pb::Scope>> {
+    let conditions = conditions(conds)?;
     let empty = ts.is_empty() && nb == 0 && na == 0 && conditions.is_empty();
     Ok((!empty).then_some(pb::Scope {
         territories: ts,
@@ -318,12 +328,14 @@ pub async fn run_tx(cmd: RightsTx, out: Output) -> anyhow::Result<()> {
             cid,
             consumer,
             territory,
+            context,
             opts,
         } => {
             let a = RecordGrant {
                 cid: unhex("cid", &cid)?,
                 consumer_pubkey: resolve_pubkey(&consumer, &opts.keyring_dir)?,
                 territory,
+                context: conditions(&context)?,
             };
             (Action::RecordGrant(a), opts)
         }

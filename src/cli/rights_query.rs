@@ -92,6 +92,10 @@ pub enum RightsQuery {
         cid: String,
         consumer: String,
         territory: String,
+        /// The request's context, `key=value`, repeated: it must meet the
+        /// entitlement scope's conditions.
+        #[arg(long = "context")]
+        context: Vec<String>,
         #[command(flatten)]
         q: QOpts,
     },
@@ -248,12 +252,14 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
             cid,
             consumer,
             territory,
+            context,
             q,
         } => {
             let req = pb::CheckAccessRequest {
                 cid: unhex("cid", &cid)?,
                 consumer_pubkey: resolve_pubkey(&consumer, &q.keyring_dir)?,
                 territory,
+                context: super::rights::conditions(&context)?,
             };
             let r = c.check_access(req).await?.into_inner();
             let t = pb::PolicyType::try_from(r.policy_type)

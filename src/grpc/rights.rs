@@ -11,6 +11,7 @@ use super::query::{blocking, internal, key32};
 use crate::keyspaces::deks::DeksRead;
 use crate::keyspaces::entitlements::{self, EntitlementsRead};
 use crate::keyspaces::grants;
+use crate::keyspaces::params::ParamsRead;
 use crate::keyspaces::policies::PoliciesRead;
 use crate::keyspaces::releases::{ern_of, ReleasesRead};
 use crate::keyspaces::rights::{access, block_secs, is_territory, RightsError};
@@ -57,9 +58,15 @@ pub fn check_access(
             req.territory
         )));
     }
+    if !req.context.is_empty() {
+        let params = view.params().map_err(internal)?.unwrap_or_default();
+        entitlements::scope::check_conditions("request context", &req.context, &params.rights)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+    }
     let info = view.commit_info().map_err(internal)?;
     let now = block_secs(info.last_block_time_ns);
-    let d = access::decide(view, &req.cid, &consumer, &req.territory, now).map_err(internal)?;
+    let (cid, ctx) = (&req.cid, &req.context);
+    let d = access::decide(view, cid, &consumer, &req.territory, now, ctx).map_err(internal)?;
     let policy_type = d.policy_type.into();
     let height = info.height.unwrap_or(0);
     match d.outcome {

@@ -77,7 +77,8 @@ pub enum Code {
     CasbinCapExceeded = 173,
     /// Casbin: the signer does not own the model or the model id.
     CasbinNotOwner = 174,
-    /// Casbin: evaluation failed (bound hit, caught panic): a deterministic deny.
+    /// Casbin: evaluation could not complete (unknown model, bound hit, caught
+    /// panic): the access decision's deterministic deny.
     CasbinEvaluationFailed = 175,
     // Content and rights: 100-139 (140-159 are kept for the casbin keyspaces).
     /// The cid has no upload.
@@ -112,8 +113,6 @@ pub enum Code {
     NotDekHolder = 115,
     /// The policy type (PROGRAMMABLE) is not evaluated yet.
     UnsupportedPolicyType = 116,
-    /// Casbin evaluation could not complete; a deterministic deny.
-    CasbinFailed = 117,
     /// A takedown of the cid is pending or confirmed.
     TakedownActive = 118,
     /// Only the uploader may publish the upload.
@@ -241,7 +240,6 @@ impl Code {
             Code::ModelNotOwned => "MODEL_NOT_OWNED",
             Code::NotDekHolder => "NOT_DEK_HOLDER",
             Code::UnsupportedPolicyType => "UNSUPPORTED_POLICY_TYPE",
-            Code::CasbinFailed => "CASBIN_FAILED",
             Code::TakedownActive => "TAKEDOWN_ACTIVE",
             Code::NotUploader => "NOT_UPLOADER",
             Code::InvalidManifest => "INVALID_MANIFEST",
@@ -279,7 +277,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 85] = [
+    pub const ALL: [Code; 84] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -331,7 +329,6 @@ impl Code {
         Code::ModelNotOwned,
         Code::NotDekHolder,
         Code::UnsupportedPolicyType,
-        Code::CasbinFailed,
         Code::TakedownActive,
         Code::NotUploader,
         Code::InvalidManifest,

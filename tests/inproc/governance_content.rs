@@ -95,6 +95,7 @@ pub fn access_code(w: &World, cid: &[u8], who: u8, territory: &str) -> Option<Co
         &pk(who),
         territory,
         1_700_000_000 + w.height,
+        &[],
     )
     .unwrap();
     d.outcome.err().map(|e| e.code())

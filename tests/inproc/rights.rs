@@ -141,6 +141,7 @@ pub fn record(cid: &[u8], consumer: u8, territory: &str) -> Action {
         cid: cid.to_vec(),
         consumer_pubkey: pk(consumer).to_vec(),
         territory: territory.into(),
+        context: Vec::new(),
     })
 }
 

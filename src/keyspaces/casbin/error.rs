@@ -1,5 +1,7 @@
 //! Why a casbin action was refused. Each variant has its own stable code
-//! (170–175, the top of the content-and-rights range).
+//! (170–174, the top of the content-and-rights range). 175,
+//! `CASBIN_EVALUATION_FAILED`, is the access decision's deny when an
+//! evaluation cannot complete (`RightsError::CasbinFailed`).
 
 use thiserror::Error;
 
@@ -26,10 +28,6 @@ pub enum CasbinError {
     /// The signer does not own the model (or the model id it names).
     #[error("{signer} does not own casbin model {model_id:?}")]
     NotOwner { signer: String, model_id: String },
-    /// Evaluation could not complete (a bound hit, a caught panic, an
-    /// unknown model): a deterministic deny.
-    #[error("casbin model {model_id:?} could not be evaluated: {reason}")]
-    EvaluationFailed { model_id: String, reason: String },
 }
 
 impl CasbinError {
@@ -40,7 +38,6 @@ impl CasbinError {
             CasbinError::InvalidRule(_) => Code::CasbinInvalidRule,
             CasbinError::CapExceeded { .. } => Code::CasbinCapExceeded,
             CasbinError::NotOwner { .. } => Code::CasbinNotOwner,
-            CasbinError::EvaluationFailed { .. } => Code::CasbinEvaluationFailed,
         }
     }
 

@@ -23,14 +23,23 @@ pub fn validate(s: &pb::Scope, p: &RightsParams) -> Result<(), RightsError> {
             s.not_before, s.not_after
         )));
     }
-    cap(
-        "scope conditions",
-        s.conditions.len(),
-        p.max_scope_conditions,
-    )?;
-    for c in &s.conditions {
+    check_conditions("scope conditions", &s.conditions, p)
+}
+
+/// Caps and canonical form of a list of conditions (a scope's, or a
+/// request's context): non-empty keys, strictly ascending, bounded sizes.
+///
+/// # Errors
+/// `RightsCapExceeded`, `InvalidScope`.
+pub fn check_conditions(
+    what: &'static str,
+    list: &[pb::Condition],
+    p: &RightsParams,
+) -> Result<(), RightsError> {
+    cap(what, list.len(), p.max_scope_conditions)?;
+    for c in list {
         if c.key.is_empty() {
-            return Err(RightsError::InvalidScope("a condition key is empty".into()));
+            return Err(RightsError::InvalidScope(format!("{what}: a key is empty")));
         }
         cap("condition key length", c.key.len(), p.max_condition_bytes)?;
         cap(
@@ -39,17 +48,24 @@ pub fn validate(s: &pb::Scope, p: &RightsParams) -> Result<(), RightsError> {
             p.max_condition_bytes,
         )?;
     }
-    if s.conditions.windows(2).any(|w| w[0].key >= w[1].key) {
-        return Err(RightsError::InvalidScope(
-            "condition keys must be strictly ascending".into(),
-        ));
+    if list.windows(2).any(|w| w[0].key >= w[1].key) {
+        return Err(RightsError::InvalidScope(format!(
+            "{what}: keys must be strictly ascending"
+        )));
     }
     Ok(())
 }
 
-/// Why a scope does not cover `territory` at `now` (unix seconds), or
-/// `None` when it does. An absent scope covers everything.
-pub fn mismatch(scope: Option<&pb::Scope>, territory: &str, now: u64) -> Option<String> {
+/// Why a scope does not cover a request from `territory` at `now` (unix
+/// seconds) with `context`, or `None` when it does. An absent scope covers
+/// everything; each custom condition must appear in the context with the
+/// same value.
+pub fn mismatch(
+    scope: Option<&pb::Scope>,
+    territory: &str,
+    now: u64,
+    context: &[pb::Condition],
+) -> Option<String> {
     let s = scope?;
     if !s.territories.is_empty() && !s.territories.iter().any(|t| t == territory) {
         return Some(format!(
@@ -69,5 +85,13 @@ pub fn mismatch(scope: Option<&pb::Scope>, territory: &str, now: u64) -> Option<
             s.not_after
         ));
     }
-    None
+    s.conditions
+        .iter()
+        .find(|c| !context.iter().any(|r| r.key == c.key && r.value == c.value))
+        .map(|c| {
+            format!(
+                "the request's context does not meet the scope condition {}={}",
+                c.key, c.value
+            )
+        })
 }

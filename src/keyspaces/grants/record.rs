@@ -1,8 +1,10 @@
-//! `RecordGrant { cid, consumer_pubkey, territory }`: a DEK holder of the
-//! cid records that it released access to a consumer. The access decision
-//! must allow the consumer at this block's height and time.
+//! `RecordGrant { cid, consumer_pubkey, territory, context }`: a DEK holder
+//! of the cid records that it released access to a consumer. The access
+//! decision must allow the consumer's request (territory and context) at
+//! this block's height and time.
 
 use super::GrantsWrite;
+use crate::keyspaces::entitlements::scope;
 use crate::keyspaces::params::Params;
 use crate::keyspaces::rights::{
     access, block_secs, check_cid, check_territory, hx, identity, RightsError,
@@ -20,6 +22,8 @@ pub struct RecordGrant {
     pub cid: Vec<u8>,
     pub consumer_pubkey: Vec<u8>,
     pub territory: String,
+    /// The request's context, checked against the scope's conditions.
+    pub context: Vec<pb::Condition>,
 }
 
 impl From<pb::RecordGrant> for RecordGrant {
@@ -28,6 +32,7 @@ impl From<pb::RecordGrant> for RecordGrant {
             cid: p.cid,
             consumer_pubkey: p.consumer_pubkey,
             territory: p.territory,
+            context: p.context,
         }
     }
 }
@@ -38,6 +43,7 @@ impl From<RecordGrant> for pb::RecordGrant {
             cid: r.cid,
             consumer_pubkey: r.consumer_pubkey,
             territory: r.territory,
+            context: r.context,
         }
     }
 }
@@ -47,12 +53,13 @@ impl RecordGrant {
         check_cid("cid", &self.cid, &params.rights)?;
         identity("consumer_pubkey", &self.consumer_pubkey)?;
         check_territory(&self.territory)?;
+        scope::check_conditions("request context", &self.context, &params.rights)?;
         Ok(())
     }
 
     /// # Errors
     /// `UnknownCid`, `NotDekHolder`, and every deny of the access decision
-    /// (`ACCESS_DENIED`, `TAKEDOWN_ACTIVE`, `CASBIN_FAILED`,
+    /// (`ACCESS_DENIED`, `TAKEDOWN_ACTIVE`, `CASBIN_EVALUATION_FAILED`,
     /// `UNSUPPORTED_POLICY_TYPE`).
     pub fn execute<S: StateWrite>(
         &self,
@@ -76,7 +83,14 @@ impl RecordGrant {
             .into());
         }
         let now = block_secs(ctx.time_ns);
-        let decision = access::decide(state, &self.cid, &consumer, &self.territory, now)?;
+        let decision = access::decide(
+            state,
+            &self.cid,
+            &consumer,
+            &self.territory,
+            now,
+            &self.context,
+        )?;
         let reason = decision.outcome?;
         state.put_grant(
             &consumer,

@@ -17,7 +17,7 @@
 //!    scope covers the territory and block time; `ROLE_BASED` asks the
 //!    Casbin model; `CONDITIONAL` needs both the covering entitlement and the
 //!    Casbin model's allow. A Casbin evaluation that cannot complete is a
-//!    deny with `CASBIN_FAILED`.
+//!    deny with `CASBIN_EVALUATION_FAILED`.
 
 use super::{hx, RightsError};
 use crate::keyspaces::casbin::{self, CasbinDecision, CasbinRequest};
@@ -74,13 +74,15 @@ fn decision(policy_type: T, outcome: Result<String, RightsError>) -> AccessDecis
 }
 
 /// Decides whether `consumer` may access `cid` from `territory` at block
-/// time `now` (unix seconds). Only a store fault is an `Err`.
+/// time `now` (unix seconds), with the request's `context` (which must meet
+/// the entitlement scope's custom conditions). Only a store fault is an `Err`.
 pub fn decide<S: StateRead + ?Sized>(
     state: &S,
     cid: &[u8],
     consumer: &[u8; 32],
     territory: &str,
     now: u64,
+    context: &[pb::Condition],
 ) -> Result<AccessDecision, StoreError> {
     let deny = |t: T, m: String| Ok(decision(t, Err(RightsError::AccessDenied(m))));
     let Some(upload) = state.upload(cid)? else {
@@ -124,7 +126,7 @@ pub fn decide<S: StateRead + ?Sized>(
             hx(consumer),
             hx(cid)
         )),
-        Some(e) => scope::mismatch(e.scope.as_ref(), territory, now),
+        Some(e) => scope::mismatch(e.scope.as_ref(), territory, now, context),
     };
     if scope_miss.is_none() && matches!(role, Some(pb::Role::Owner | pb::Role::Admin)) {
         return Ok(decision(ptype, Ok(format!("holds {role_name} on the cid"))));

@@ -91,7 +91,7 @@ impl RightsError {
             RightsError::ModelNotOwned { .. } => Code::ModelNotOwned,
             RightsError::NotDekHolder { .. } => Code::NotDekHolder,
             RightsError::UnsupportedPolicyType(_) => Code::UnsupportedPolicyType,
-            RightsError::CasbinFailed(_) => Code::CasbinFailed,
+            RightsError::CasbinFailed(_) => Code::CasbinEvaluationFailed,
             RightsError::TakedownActive { .. } => Code::TakedownActive,
             RightsError::NotUploader { .. } => Code::NotUploader,
             RightsError::InvalidManifest(_) => Code::InvalidManifest,
