@@ -84,7 +84,6 @@ pub fn decide<S: StateRead + ?Sized>(
     now: u64,
     context: &[pb::Condition],
 ) -> Result<AccessDecision, StoreError> {
-    let deny = |t: T, m: String| Ok(decision(t, Err(RightsError::AccessDenied(m))));
     let Some(upload) = state.upload(cid)? else {
         return Ok(decision(
             T::Unspecified,
@@ -93,28 +92,7 @@ pub fn decide<S: StateRead + ?Sized>(
     };
     let policy = state.policy(cid)?;
     let ptype = policy.as_ref().map(type_of).unwrap_or(T::DirectGrant);
-    if status_of(&upload) != pb::UploadStatus::Published {
-        return deny(ptype, format!("cid {} is not published", hx(cid)));
-    }
-    let takedown = match takedown_state(state, cid)? {
-        Some(r) => Some(r),
-        None if matches!(ptype, T::TakedownPending | T::TakenDown) => {
-            Some(ptype.as_str_name().to_string())
-        }
-        None => None,
-    };
-    if let Some(reason) = takedown {
-        let err = RightsError::TakedownActive {
-            cid: hx(cid),
-            reason,
-        };
-        return Ok(decision(ptype, Err(err)));
-    }
-    if let Some(reason) = governance_denial(state, cid, territory)? {
-        return deny(ptype, reason);
-    }
-    if ptype == T::Programmable {
-        let err = RightsError::UnsupportedPolicyType(ptype.as_str_name().into());
+    if let Some(err) = blocked(state, cid, territory, ptype, &upload)? {
         return Ok(decision(ptype, Err(err)));
     }
     let held = state.entitlement(cid, consumer)?;
@@ -131,29 +109,9 @@ pub fn decide<S: StateRead + ?Sized>(
     if scope_miss.is_none() && matches!(role, Some(pb::Role::Owner | pb::Role::Admin)) {
         return Ok(decision(ptype, Ok(format!("holds {role_name} on the cid"))));
     }
-    if let Some(release) = state.release(cid)? {
-        let ern = ern_of(&release).unwrap_or_default();
-        if !ern.territories.is_empty() && !ern.territories.iter().any(|t| t == territory) {
-            return deny(
-                ptype,
-                format!("the release is not distributed in {territory}"),
-            );
-        }
+    if let Some(miss) = release_miss(state, cid, territory)? {
+        return Ok(decision(ptype, Err(RightsError::AccessDenied(miss))));
     }
-    let by_model = |model: &str| -> Result<Result<String, RightsError>, StoreError> {
-        let (sub, obj) = (hx(consumer), hx(cid));
-        let req = CasbinRequest {
-            sub: &sub,
-            obj: &obj,
-            act: CASBIN_ACT,
-            territory,
-        };
-        Ok(match casbin::enforce(state, model, &req)? {
-            CasbinDecision::Allow => Ok(format!("casbin model {model:?} allows")),
-            CasbinDecision::Deny(r) => Err(RightsError::AccessDenied(r)),
-            CasbinDecision::Failed(r) => Err(RightsError::CasbinFailed(r)),
-        })
-    };
     let model = policy
         .as_ref()
         .map(|p| p.casbin_model_id.as_str())
@@ -161,11 +119,86 @@ pub fn decide<S: StateRead + ?Sized>(
     let outcome = match (ptype, scope_miss) {
         (T::Public, _) => Ok("the policy is PUBLIC".to_string()),
         (T::DirectGrant, None) => Ok(format!("holds {role_name} within its scope")),
-        (T::RoleBased, _) | (T::Conditional, None) => by_model(model)?,
+        (T::RoleBased, _) | (T::Conditional, None) => {
+            by_model(state, model, consumer, cid, territory)?
+        }
         (_, Some(miss)) => Err(RightsError::AccessDenied(miss)),
         (other, None) => Err(RightsError::UnsupportedPolicyType(
             other.as_str_name().into(),
         )),
     };
     Ok(decision(ptype, outcome))
+}
+
+/// Why the cid is closed to everyone, whatever the entitlement: not
+/// published, under a takedown (the governance keyspace or the policy's
+/// takedown state), flagged in `territory`, or PROGRAMMABLE (unsupported).
+fn blocked<S: StateRead + ?Sized>(
+    state: &S,
+    cid: &[u8],
+    territory: &str,
+    ptype: T,
+    upload: &pb::Upload,
+) -> Result<Option<RightsError>, StoreError> {
+    if status_of(upload) != pb::UploadStatus::Published {
+        let why = format!("cid {} is not published", hx(cid));
+        return Ok(Some(RightsError::AccessDenied(why)));
+    }
+    let takedown = match takedown_state(state, cid)? {
+        Some(r) => Some(r),
+        None if matches!(ptype, T::TakedownPending | T::TakenDown) => {
+            Some(ptype.as_str_name().to_string())
+        }
+        None => None,
+    };
+    if let Some(reason) = takedown {
+        let cid = hx(cid);
+        return Ok(Some(RightsError::TakedownActive { cid, reason }));
+    }
+    if let Some(reason) = governance_denial(state, cid, territory)? {
+        return Ok(Some(RightsError::AccessDenied(reason)));
+    }
+    if ptype == T::Programmable {
+        let name = ptype.as_str_name().into();
+        return Ok(Some(RightsError::UnsupportedPolicyType(name)));
+    }
+    Ok(None)
+}
+
+/// Why the release's ERN territories, when it lists any, exclude `territory`.
+fn release_miss<S: StateRead + ?Sized>(
+    state: &S,
+    cid: &[u8],
+    territory: &str,
+) -> Result<Option<String>, StoreError> {
+    let Some(release) = state.release(cid)? else {
+        return Ok(None);
+    };
+    let ern = ern_of(&release).unwrap_or_default();
+    let listed = !ern.territories.is_empty();
+    Ok((listed && !ern.territories.iter().any(|t| t == territory))
+        .then(|| format!("the release is not distributed in {territory}")))
+}
+
+/// The Casbin model's answer for the request (`act = "access"`, hex
+/// subject and object).
+fn by_model<S: StateRead + ?Sized>(
+    state: &S,
+    model: &str,
+    consumer: &[u8; 32],
+    cid: &[u8],
+    territory: &str,
+) -> Result<Result<String, RightsError>, StoreError> {
+    let (sub, obj) = (hx(consumer), hx(cid));
+    let req = CasbinRequest {
+        sub: &sub,
+        obj: &obj,
+        act: CASBIN_ACT,
+        territory,
+    };
+    Ok(match casbin::enforce(state, model, &req)? {
+        CasbinDecision::Allow => Ok(format!("casbin model {model:?} allows")),
+        CasbinDecision::Deny(r) => Err(RightsError::AccessDenied(r)),
+        CasbinDecision::Failed(r) => Err(RightsError::CasbinFailed(r)),
+    })
 }
