@@ -82,6 +82,6 @@ impl AssignmentSource for ChainAssignments {
         if let Some(u) = state.upload(cid)? {
             return Ok(Some(of_upload(&u)));
         }
-        Ok(self.all(state)?.into_iter().find(|a| a.content_cid == cid))
+        Ok(state.upload_by_content(cid)?.as_ref().map(of_upload))
     }
 }

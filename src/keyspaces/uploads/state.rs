@@ -2,7 +2,7 @@
 
 use prost::Message;
 
-use super::keys::upload_key;
+use super::keys::{upload_by_content_key, upload_key};
 use crate::proto::rights as pb;
 use crate::store::{StateRead, StateWrite, StoreError};
 
@@ -16,12 +16,46 @@ pub trait UploadsRead: StateRead {
                 .map_err(|e| StoreError::corrupt(&key, e)),
         }
     }
+
+    /// The upload whose encrypted blob is `encrypted_cid`, through the
+    /// `uploads_by_content/` index.
+    fn upload_by_content(&self, encrypted_cid: &[u8]) -> Result<Option<pb::Upload>, StoreError> {
+        match self.get_index_raw(&upload_by_content_key(encrypted_cid))? {
+            None => Ok(None),
+            Some(flac_cid) => self.upload(&flac_cid),
+        }
+    }
 }
 impl<T: StateRead + ?Sized> UploadsRead for T {}
 
 pub trait UploadsWrite: StateWrite {
+    /// Writes the record and its `uploads_by_content/` index entry.
     fn put_upload(&mut self, upload: &pb::Upload) {
         self.put_raw(upload_key(&upload.flac_cid), upload.encode_to_vec());
+        if !upload.encrypted_cid.is_empty() {
+            let k = upload_by_content_key(&upload.encrypted_cid);
+            self.put_index_raw(k, upload.flac_cid.clone());
+        }
     }
 }
 impl<T: StateWrite + ?Sized> UploadsWrite for T {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{MemState, Overlay};
+
+    #[test]
+    fn an_upload_is_found_by_its_encrypted_cid() {
+        let base = MemState::default();
+        let mut o = Overlay::new(&base);
+        let u = pb::Upload {
+            flac_cid: b"flac".to_vec(),
+            encrypted_cid: b"enc".to_vec(),
+            ..Default::default()
+        };
+        o.put_upload(&u);
+        assert_eq!(o.upload_by_content(b"enc").unwrap(), Some(u));
+        assert_eq!(o.upload_by_content(b"flac").unwrap(), None);
+    }
+}
