@@ -1,0 +1,156 @@
+//! Content-and-rights helpers for end-to-end tests on a real localnet:
+//! node operator keys, signed submission through BroadcastAndWait, an
+//! upload manifest, an ERN release, and CheckAccess polled until it gives
+//! the expected answer.
+
+use std::time::Duration;
+
+use ed25519_dalek::SigningKey;
+use stave::config::Home;
+use stave::proto::query::AccountRequest;
+use stave::proto::rights as pb;
+use stave::proto::tx::BroadcastAndWaitRequest;
+use stave::tx::{build::sign_tx, Action};
+
+use super::localnet::Localnet;
+
+pub const WAIT: Duration = Duration::from_secs(120);
+
+/// Node `node`'s operator key, read from its home.
+pub fn operator(net: &Localnet, node: usize) -> SigningKey {
+    stave::keyfile::load_ed25519(&Home::new(net.stave_home(node)).operator_key())
+        .expect("node operator key")
+}
+
+pub fn set_key(k: &SigningKey) -> Vec<u8> {
+    k.verifying_key().to_bytes().to_vec()
+}
+
+/// Signs `actions` with the signer's committed nonce on `node`, submits
+/// with BroadcastAndWait and requires code 0; returns the commit height
+/// once every node has reached it.
+pub async fn submit(
+    net: &Localnet,
+    node: usize,
+    key: &SigningKey,
+    actions: Vec<Action>,
+    what: &str,
+) -> u64 {
+    let mut c = net.client(node).await;
+    let nonce = c
+        .query
+        .account(AccountRequest {
+            pubkey: set_key(key),
+        })
+        .await
+        .map(|r| r.into_inner().nonce)
+        .unwrap_or_else(|e| net.fail(&format!("{what}: Account: {e}")));
+    let tx = sign_tx(key, &net.chain_id, nonce, actions, "");
+    let r =
+        c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
+            tx,
+            timeout_ms: 60_000,
+        })
+        .await
+        .unwrap_or_else(|e| net.fail(&format!("{what}: BroadcastAndWait: {e}")))
+        .into_inner();
+    if !r.committed || r.code != 0 {
+        net.fail(&format!("{what}: not committed with code 0: {r:?}"));
+    }
+    eprintln!("{what}: committed at height {} on node{node}", r.height);
+    // The next step may submit through another node: it must have committed
+    // this height too, or its Account query would still show the old nonce.
+    for i in 0..net.nodes {
+        net.wait_stave_height(i, r.height, Duration::from_secs(60))
+            .await;
+    }
+    r.height
+}
+
+/// A manifest for `flac_cid` whose replication and DEK-holder sets are
+/// `ops`, processed by `ops[0]`, in group `group_id` (empty for none).
+pub fn manifest(
+    net: &Localnet,
+    ops: &[SigningKey],
+    flac_cid: &[u8],
+    group_id: &str,
+) -> pb::UploadManifest {
+    let set: Vec<Vec<u8>> = ops.iter().map(set_key).collect();
+    let eph = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::random_from_rng(
+        rand::rngs::OsRng,
+    ));
+    pb::UploadManifest {
+        chain_id: net.chain_id.clone(),
+        flac_cid: flac_cid.to_vec(),
+        encrypted_cid: [b"enc-", flac_cid].concat(),
+        image_cids: vec![[b"cover-", flac_cid].concat()],
+        encrypted_size: 1 << 20,
+        replication_set: set.clone(),
+        dek_holder_set: set,
+        processing_validator: set_key(&ops[0]),
+        group_id: group_id.into(),
+        recovery_dek: Some(pb::WrappedDek {
+            wrapped_dek: vec![0xab; 60],
+            ephemeral_pubkey: eph.as_bytes().to_vec(),
+            ..Default::default()
+        }),
+        uploader_pubkey: vec![],
+    }
+}
+
+pub fn ern() -> pb::ErnRelease {
+    pb::ErnRelease {
+        icpn: "4006381333931".into(),
+        title: "Localnet Sessions".into(),
+        display_artist: "Four Validators".into(),
+        label: "Stave Records".into(),
+        release_date: "2026-11-22".into(),
+        tracks: vec![pb::ErnTrack {
+            isrc: "GBAYE0000351".into(),
+            title: "Quorum".into(),
+            display_artist: "Four Validators".into(),
+            duration_secs: 240,
+        }],
+        ..Default::default()
+    }
+}
+
+/// Polls `node`'s CheckAccess for `consumer` on `cid` from `territory`
+/// until it answers `allowed`; returns that answer.
+pub async fn access_until(
+    net: &Localnet,
+    node: usize,
+    cid: &[u8],
+    consumer: &[u8],
+    territory: &str,
+    allowed: bool,
+) -> pb::CheckAccessResponse {
+    let req = pb::CheckAccessRequest {
+        cid: cid.to_vec(),
+        consumer_pubkey: consumer.to_vec(),
+        territory: territory.into(),
+        context: Vec::new(),
+    };
+    let what = format!("node{node} CheckAccess {territory} = {allowed}");
+    let r = net
+        .wait_for(&what, WAIT, || {
+            let req = req.clone();
+            async move {
+                let mut c = net.client(node).await;
+                let r = c
+                    .rights
+                    .check_access(req)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_inner();
+                if r.allowed == allowed {
+                    Ok(r)
+                } else {
+                    Err(format!("{r:?}"))
+                }
+            }
+        })
+        .await;
+    eprintln!("{what}: {} (code {})", r.reason, r.code);
+    r
+}

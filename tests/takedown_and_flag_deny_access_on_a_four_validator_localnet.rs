@@ -1,0 +1,241 @@
+//! End-to-end on the real 4-validator localnet (real `stave` and `cometbft`
+//! binaries, gRPC over 127.0.0.1): a publisher group is elected (3 of 4
+//! validators approve); its member uploads and publishes a cid in the group
+//! and grants a CONSUMER; then, on every node:
+//! - the group's takedown authority flags the cid in DE: `CheckAccess`
+//!   denies in DE (ACCESS_DENIED, the flag's reason) and still allows in GB;
+//! - the authority requests a takedown: access is denied everywhere
+//!   (TAKEDOWN_ACTIVE, PENDING);
+//! - the owner files a counter-notice; 3 of 4 validators vote to confirm:
+//!   the policy is TAKEN_DOWN and access stays denied (TAKEDOWN_ACTIVE,
+//!   TAKEN_DOWN), for the owner too;
+//! - a second cid of the group, taken down and then dismissed by 2 of 4
+//!   votes, is open again;
+//! - all nodes end with identical app hashes.
+//!
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 39000.
+
+mod common;
+
+use common::localnet::{binaries, Localnet, LocalnetConfig};
+use common::rights::{access_until, ern, manifest, operator, set_key, submit, WAIT};
+use ed25519_dalek::SigningKey;
+use stave::keyspaces::entitlements::GrantEntitlement;
+use stave::keyspaces::releases::PublishRelease;
+use stave::keyspaces::uploads::sign_manifest;
+use stave::proto::governance as gpb;
+use stave::proto::rights as pb;
+use stave::tx::{Action, Code};
+
+const CID: &[u8] = b"bafk-e2e-takedown";
+const CID2: &[u8] = b"bafk-e2e-dismissed";
+const GROUP: &str = "e2e-label";
+
+fn key() -> SigningKey {
+    SigningKey::generate(&mut rand::rngs::OsRng)
+}
+
+/// Registers, publishes and opens `cid` to `consumer` everywhere.
+async fn release(
+    net: &Localnet,
+    ops: &[SigningKey],
+    uploader: &SigningKey,
+    cid: &[u8],
+    consumer: &[u8],
+) {
+    let uc = sign_manifest(uploader, manifest(net, ops, cid, GROUP));
+    let upload = Action::UploadComplete(uc.try_into().expect("valid UploadComplete"));
+    submit(net, 0, &ops[0], vec![upload], "UploadComplete in the group").await;
+    let publish = Action::PublishRelease(PublishRelease {
+        flac_cid: cid.to_vec(),
+        ern: ern(),
+    });
+    let grant = Action::GrantEntitlement(GrantEntitlement {
+        cid: cid.to_vec(),
+        pubkey: consumer.to_vec(),
+        role: pb::Role::Consumer,
+        scope: None,
+    });
+    submit(
+        net,
+        1,
+        uploader,
+        vec![publish, grant],
+        "PublishRelease + CONSUMER grant",
+    )
+    .await;
+}
+
+/// Every node denies `who` on `cid` from `territory` with `code`, and the
+/// reason contains `why`.
+async fn denied_everywhere(
+    net: &Localnet,
+    cid: &[u8],
+    who: &[u8],
+    territory: &str,
+    code: Code,
+    why: &str,
+) {
+    for i in 0..net.nodes {
+        let r = access_until(net, i, cid, who, territory, false).await;
+        assert_eq!(r.code, code.value(), "node{i}: {r:?}");
+        assert!(r.reason.contains(why), "node{i}: {r:?}");
+    }
+}
+
+/// Every node denies `who` on `cid` in GB with TAKEDOWN_ACTIVE, naming `state`.
+async fn under_takedown(net: &Localnet, cid: &[u8], who: &[u8], state: &str) {
+    denied_everywhere(net, cid, who, "GB", Code::TakedownActive, state).await;
+}
+
+/// `voters` (validator operator keys, node i for key i) vote to confirm or
+/// dismiss the takedown of `cid`, one tx each through their own node.
+async fn vote(net: &Localnet, voters: &[SigningKey], cid: &[u8], confirm: bool) {
+    for (i, op) in voters.iter().enumerate() {
+        let what = format!("TakedownResolve confirm={confirm} by validator {i}");
+        submit(net, i, op, vec![resolve(cid, confirm)], &what).await;
+    }
+}
+
+async fn allowed_everywhere(net: &Localnet, cid: &[u8], who: &[u8], territory: &str) {
+    for i in 0..net.nodes {
+        access_until(net, i, cid, who, territory, true).await;
+    }
+}
+
+async fn policy_type(net: &Localnet, node: usize, cid: &[u8]) -> Option<pb::PolicyType> {
+    let mut c = net.client(node).await;
+    let r = c
+        .rights
+        .get_policy(pb::CidRequest { cid: cid.to_vec() })
+        .await
+        .expect("GetPolicy")
+        .into_inner();
+    r.policy
+        .map(|p| pb::PolicyType::try_from(p.r#type).expect("known type"))
+}
+
+fn takedown(cid: &[u8]) -> Action {
+    Action::TakedownRequest(gpb::TakedownRequest {
+        cid: cid.to_vec(),
+        reason: "infringes catalogue #12".into(),
+        evidence_hash: vec![0xab; 32],
+    })
+}
+
+fn resolve(cid: &[u8], confirm: bool) -> Action {
+    Action::TakedownResolve(gpb::TakedownResolve {
+        cid: cid.to_vec(),
+        confirm,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
+    let Some(bins) = binaries("takedown_and_flag_deny_access_on_a_four_validator_localnet") else {
+        return;
+    };
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 39000));
+    net.up();
+    for i in 0..net.nodes {
+        net.wait_stave_height(i, 1, WAIT).await;
+    }
+    let ops: Vec<SigningKey> = (0..net.nodes).map(|i| operator(&net, i)).collect();
+    let (uploader, authority, consumer) = (key(), key(), key());
+    let consumer_pk = set_key(&consumer);
+
+    // the group: applied for by its member, admitted by 3 of 4 validators
+    let apply = Action::ApplyGroup(gpb::ApplyGroup {
+        group_id: GROUP.into(),
+        takedown_authorities: vec![set_key(&authority)],
+        members: vec![set_key(&uploader)],
+    });
+    submit(&net, 0, &uploader, vec![apply], "ApplyGroup").await;
+    for (i, op) in ops.iter().enumerate().take(3) {
+        let vote = Action::VoteGroup(gpb::VoteGroup {
+            group_id: GROUP.into(),
+            kind: gpb::ElectionKind::Admit as i32,
+            approve: true,
+        });
+        submit(
+            &net,
+            i,
+            op,
+            vec![vote],
+            &format!("VoteGroup admit by validator {i}"),
+        )
+        .await;
+    }
+    release(&net, &ops, &uploader, CID, &consumer_pk).await;
+    allowed_everywhere(&net, CID, &consumer_pk, "DE").await;
+
+    // a jurisdiction flag closes DE only
+    let flag = Action::SetFlag(gpb::SetFlag {
+        cid: CID.to_vec(),
+        jurisdiction: "DE".into(),
+        reason: "court order 7/26".into(),
+    });
+    submit(
+        &net,
+        2,
+        &authority,
+        vec![flag],
+        "SetFlag DE by the authority",
+    )
+    .await;
+    denied_everywhere(
+        &net,
+        CID,
+        &consumer_pk,
+        "DE",
+        Code::AccessDenied,
+        "court order 7/26",
+    )
+    .await;
+    allowed_everywhere(&net, CID, &consumer_pk, "GB").await;
+
+    // request → counter-notice → confirmed by vote
+    submit(&net, 3, &authority, vec![takedown(CID)], "TakedownRequest").await;
+    under_takedown(&net, CID, &consumer_pk, "PENDING").await;
+    let counter = Action::CounterNotice(gpb::CounterNotice {
+        cid: CID.to_vec(),
+        content: b"we hold the master rights".to_vec(),
+    });
+    submit(
+        &net,
+        0,
+        &uploader,
+        vec![counter],
+        "CounterNotice by the owner",
+    )
+    .await;
+    under_takedown(&net, CID, &consumer_pk, "PENDING").await;
+    vote(&net, &ops[..3], CID, true).await;
+    under_takedown(&net, CID, &consumer_pk, "TAKEN_DOWN").await;
+    under_takedown(&net, CID, &set_key(&uploader), "TAKEN_DOWN").await;
+    for i in 0..net.nodes {
+        assert_eq!(
+            policy_type(&net, i, CID).await,
+            Some(pb::PolicyType::TakenDown),
+            "node{i}"
+        );
+    }
+
+    // a dismissed takedown (2 of 4 against: over 1/3) reopens access
+    release(&net, &ops, &uploader, CID2, &consumer_pk).await;
+    submit(
+        &net,
+        3,
+        &authority,
+        vec![takedown(CID2)],
+        "TakedownRequest on the second cid",
+    )
+    .await;
+    under_takedown(&net, CID2, &consumer_pk, "PENDING").await;
+    vote(&net, &ops[..2], CID2, false).await;
+    allowed_everywhere(&net, CID2, &consumer_pk, "GB").await;
+    under_takedown(&net, CID, &consumer_pk, "TAKEN_DOWN").await;
+
+    let h = net.assert_app_hashes_agree(WAIT).await;
+    eprintln!("takedown flow: all nodes agree on the app hash at height {h}");
+}
