@@ -28,7 +28,7 @@ use thiserror::Error;
 
 use crate::keyspaces::params::{Params, ParamsRead};
 use crate::store::{ChainStore, Overlay, PendingCommit, PruneConfig, StoreError};
-use crate::tx::{DecodedTx, TxError};
+use crate::tx::{DecodedTx, TxError, UnverifiedTx};
 
 /// The app version reported in Info.
 pub const APP_VERSION: u64 = 1;
@@ -179,20 +179,19 @@ impl App {
         self.params.as_ref().ok_or(AppError::NoGenesis)
     }
 
-    /// Decodes every tx and checks every signature, in parallel.
+    /// Decodes every tx and checks every signature (the txs' and those
+    /// their actions carry) in one set of parallel batches.
     fn decode_and_verify(
         &self,
         txs: &[impl AsRef<[u8]> + Sync],
         params: &Params,
     ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
         use rayon::prelude::*;
-        let decoded: Vec<Result<DecodedTx, TxError>> = txs
+        let unverified: Vec<UnverifiedTx> = txs
             .par_iter()
-            .map(|t| DecodedTx::decode(t.as_ref(), params))
+            .map(|t| UnverifiedTx::decode(t.as_ref(), params))
             .collect();
-        let refs: Vec<Option<&DecodedTx>> = decoded.iter().map(|d| d.as_ref().ok()).collect();
-        let sig_ok = self.sigs.verify(&refs);
-        (decoded, sig_ok)
+        self.sigs.verify_block(unverified)
     }
 
     /// FinalizeBlock: applies the txs in order and computes the app hash,

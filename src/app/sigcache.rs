@@ -8,7 +8,10 @@ use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
-use crate::tx::{verify::verify_all, DecodedTx};
+use ed25519_consensus::batch::Item;
+
+use crate::tx::verify::{tx_item, verify_all, verify_items};
+use crate::tx::{DecodedTx, TxError, UnverifiedTx};
 
 /// How many entries are kept before the set is cleared.
 const CAPACITY: usize = 200_000;
@@ -61,5 +64,60 @@ impl SigCache {
             }
         }
         ok
+    }
+
+    /// Resolves a block's txs: every signature still unverified (the tx
+    /// signatures and those the actions carry) goes through one set of
+    /// batches. Returns each tx's decode result (as [`DecodedTx::decode`]
+    /// gives it) and whether its own signature verifies. A cache hit stands
+    /// for both: an entry is only made for a tx whose embedded signatures
+    /// verified too, and those are covered by the tx id.
+    pub fn verify_block(
+        &self,
+        txs: Vec<UnverifiedTx>,
+    ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
+        use rayon::prelude::*;
+        let hit: Vec<bool> = txs
+            .iter()
+            .map(|t| {
+                t.decoded()
+                    .is_ok_and(|tx| self.contains(&tx.id, &tx.signature))
+            })
+            .collect();
+        // Per tx not in the cache: its embedded items, then its own signature.
+        let items: Vec<Item> = txs
+            .par_iter()
+            .zip(&hit)
+            .flat_map_iter(|(t, h)| {
+                let mine: Vec<Item> = match h {
+                    true => Vec::new(),
+                    false => t
+                        .embedded()
+                        .cloned()
+                        .chain(t.decoded().ok().map(tx_item))
+                        .collect(),
+                };
+                mine
+            })
+            .collect();
+        let mut verdicts = verify_items(&items).into_iter();
+        let mut decoded = Vec::with_capacity(txs.len());
+        let mut sig_ok = Vec::with_capacity(txs.len());
+        for (t, h) in txs.into_iter().zip(hit) {
+            let n = t.embedded().count();
+            let (d, own) = if h {
+                (t.resolve(&vec![true; n]), true)
+            } else {
+                let embedded: Vec<bool> = verdicts.by_ref().take(n).collect();
+                let own = t.decoded().is_ok() && verdicts.next().unwrap_or(false);
+                (t.resolve(&embedded), own)
+            };
+            if let (Ok(tx), true, false) = (&d, own, h) {
+                self.insert(&tx.id, &tx.signature);
+            }
+            sig_ok.push(d.is_ok() && own);
+            decoded.push(d);
+        }
+        (decoded, sig_ok)
     }
 }

@@ -137,6 +137,11 @@ impl ChainStore {
         let mut opts = WriteOptions::default();
         opts.set_sync(true);
         self.db.write_opt(batch, &opts)?;
+        // Freeing a large block's changes and tree batch takes milliseconds;
+        // do it off the consensus path.
+        if pending.changes.state.len() + pending.changes.index.len() > 10_000 {
+            std::thread::spawn(move || drop(pending));
+        }
         Ok(())
     }
 

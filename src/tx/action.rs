@@ -5,6 +5,7 @@ use super::TxError;
 use crate::keyspaces::casbin::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
 use crate::keyspaces::entitlements::{GrantEntitlement, RevokeEntitlement};
 use crate::keyspaces::grants::RecordGrant;
+use crate::keyspaces::kv::token::{token_sig, TokenSig};
 use crate::keyspaces::kv::{
     KvDelete, KvSet, KvTokenCreate, KvTokenDelete, KvTokenUpdate, KvdbAction,
 };
@@ -83,13 +84,23 @@ impl Action {
         }
     }
 
-    /// Signatures carried inside an action (KV token signatures), checked
-    /// statelessly against the tx's chain id. Runs in parallel with decoding.
-    pub fn verify_embedded(&self, chain_id: &str) -> Result<(), TxError> {
+    /// The signature carried inside an action (a KV token's controller
+    /// signature), over the tx's chain id, prepared but not verified: the
+    /// block verifies it in one batch with the tx signatures. `Err` when its
+    /// key is unusable (checked at this point of decoding, as before).
+    pub fn embedded_sig(&self, chain_id: &str) -> Result<Option<TokenSig>, TxError> {
         match self {
-            Action::KvTokenCreate(a) => a.verify(chain_id),
-            Action::KvTokenUpdate(a) => a.verify(chain_id),
-            Action::KvTokenDelete(a) => a.verify(chain_id),
+            Action::KvTokenCreate(a) => Ok(Some(token_sig(
+                &a.sign_fields(chain_id),
+                &a.token.signature,
+            )?)),
+            Action::KvTokenUpdate(a) => Ok(Some(token_sig(
+                &a.sign_fields(chain_id),
+                &a.token.signature,
+            )?)),
+            Action::KvTokenDelete(a) => {
+                Ok(Some(token_sig(&a.sign_fields(chain_id), &a.signature)?))
+            }
             Action::KvSet(_)
             | Action::KvDelete(_)
             | Action::Kvdb(_)
@@ -113,7 +124,7 @@ impl Action {
             | Action::GrantEntitlement(_)
             | Action::RevokeEntitlement(_)
             | Action::SetPolicy(_)
-            | Action::RecordGrant(_) => Ok(()),
+            | Action::RecordGrant(_) => Ok(None),
         }
     }
 

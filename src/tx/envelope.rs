@@ -9,6 +9,7 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 
 use super::{Action, TxError};
+use crate::keyspaces::kv::token::TokenSig;
 use crate::keyspaces::params::Params;
 use crate::proto::tx as pb;
 
@@ -40,67 +41,13 @@ pub struct DecodedTx {
 
 impl DecodedTx {
     /// Decodes `raw` and runs the stateless checks: size, canonical body,
-    /// signer key, action count and per-action limits.
+    /// signer key, action count, per-action limits and the signatures the
+    /// actions carry (verified one by one).
     ///
     /// # Errors
     /// Each failed check has its own [`TxError`] variant and code.
     pub fn decode(raw: &[u8], params: &Params) -> Result<Self, TxError> {
-        if raw.len() as u64 > params.max_tx_bytes {
-            return Err(TxError::TxTooLarge {
-                size: raw.len(),
-                max: params.max_tx_bytes,
-            });
-        }
-        let tx = pb::Tx::decode(raw).map_err(|e| TxError::Decode(format!("Tx: {e}")))?;
-        let signature: [u8; 64] = tx.signature.as_slice().try_into().map_err(|_| {
-            TxError::Decode(format!("signature is {} bytes, not 64", tx.signature.len()))
-        })?;
-        let body = pb::TxBody::decode(tx.body_bytes.as_slice())
-            .map_err(|e| TxError::Decode(format!("TxBody: {e}")))?;
-        let reencoded = body.encoded_len();
-        if reencoded != tx.body_bytes.len() || body.encode_to_vec() != tx.body_bytes {
-            return Err(TxError::NonCanonical {
-                len: tx.body_bytes.len(),
-                reencoded,
-            });
-        }
-        let (signer, verification_key) = identity_key(&body.signer)?;
-        if body.memo.len() > params.max_memo_bytes as usize {
-            return Err(TxError::MemoTooLarge {
-                size: body.memo.len(),
-                max: params.max_memo_bytes,
-            });
-        }
-        let count = body.actions.len();
-        if count == 0 || count > params.max_actions_per_tx as usize {
-            return Err(TxError::ActionCount {
-                count,
-                max: params.max_actions_per_tx,
-            });
-        }
-        let mut actions = Vec::with_capacity(count);
-        for (i, a) in body.actions.into_iter().enumerate() {
-            let action =
-                Action::try_from(a).map_err(|e| TxError::Decode(format!("action {i}: {e}")))?;
-            action
-                .check_stateless(params)
-                .map_err(|e| prefix_action(i, e))?;
-            action
-                .verify_embedded(&body.chain_id)
-                .map_err(|e| prefix_action(i, e))?;
-            actions.push(action);
-        }
-        Ok(DecodedTx {
-            id: Sha256::digest(&tx.body_bytes).into(),
-            chain_id: body.chain_id,
-            signer,
-            nonce: body.nonce,
-            actions,
-            memo: body.memo,
-            body_bytes: tx.body_bytes,
-            signature,
-            verification_key,
-        })
+        UnverifiedTx::decode(raw, params).verify_singly()
     }
 
     /// Checks the signature alone (ZIP-215).
@@ -127,6 +74,126 @@ impl DecodedTx {
     pub fn signer_hex(&self) -> String {
         hex::encode(self.signer)
     }
+}
+
+/// A decoded tx whose embedded signatures (KV token signatures) are not
+/// verified yet, so that the block can verify them in one batch with the tx
+/// signatures. [`UnverifiedTx::resolve`] gives exactly what
+/// [`DecodedTx::decode`] gives: decoding checks action by action (decode,
+/// stateless checks, embedded signature), and the first failure wins.
+#[derive(Debug)]
+pub struct UnverifiedTx {
+    /// The result if every embedded signature verifies.
+    decoded: Result<DecodedTx, TxError>,
+    /// The embedded signatures of the actions decoded before any failure,
+    /// in action order, with their action's index.
+    embedded: Vec<(usize, TokenSig)>,
+}
+
+impl UnverifiedTx {
+    /// Decodes `raw` and runs every stateless check except signatures.
+    pub fn decode(raw: &[u8], params: &Params) -> Self {
+        let mut embedded = Vec::new();
+        let decoded = decode_body(raw, params, &mut embedded);
+        UnverifiedTx { decoded, embedded }
+    }
+
+    /// The decoded tx, if decoding succeeded up to the signatures.
+    pub fn decoded(&self) -> Result<&DecodedTx, &TxError> {
+        self.decoded.as_ref()
+    }
+
+    /// The embedded signatures to verify, in order.
+    pub fn embedded(&self) -> impl Iterator<Item = &ed25519_consensus::batch::Item> {
+        self.embedded.iter().map(|(_, s)| &s.item)
+    }
+
+    /// The decode result given the verdict on each embedded signature (in
+    /// the order of [`Self::embedded`]; a missing verdict is a failure).
+    pub fn resolve(self, ok: &[bool]) -> Result<DecodedTx, TxError> {
+        for (n, (action, sig)) in self.embedded.into_iter().enumerate() {
+            if !ok.get(n).copied().unwrap_or(false) {
+                return Err(prefix_action(action, sig.forged.into()));
+            }
+        }
+        self.decoded
+    }
+
+    /// The decode result with every embedded signature verified on its own.
+    pub fn verify_singly(self) -> Result<DecodedTx, TxError> {
+        let ok: Vec<bool> = self
+            .embedded
+            .iter()
+            .map(|(_, s)| s.verify().is_ok())
+            .collect();
+        self.resolve(&ok)
+    }
+}
+
+fn decode_body(
+    raw: &[u8],
+    params: &Params,
+    embedded: &mut Vec<(usize, TokenSig)>,
+) -> Result<DecodedTx, TxError> {
+    if raw.len() as u64 > params.max_tx_bytes {
+        return Err(TxError::TxTooLarge {
+            size: raw.len(),
+            max: params.max_tx_bytes,
+        });
+    }
+    let tx = pb::Tx::decode(raw).map_err(|e| TxError::Decode(format!("Tx: {e}")))?;
+    let signature: [u8; 64] = tx.signature.as_slice().try_into().map_err(|_| {
+        TxError::Decode(format!("signature is {} bytes, not 64", tx.signature.len()))
+    })?;
+    let body = pb::TxBody::decode(tx.body_bytes.as_slice())
+        .map_err(|e| TxError::Decode(format!("TxBody: {e}")))?;
+    let reencoded = body.encoded_len();
+    if reencoded != tx.body_bytes.len() || body.encode_to_vec() != tx.body_bytes {
+        return Err(TxError::NonCanonical {
+            len: tx.body_bytes.len(),
+            reencoded,
+        });
+    }
+    let (signer, verification_key) = identity_key(&body.signer)?;
+    if body.memo.len() > params.max_memo_bytes as usize {
+        return Err(TxError::MemoTooLarge {
+            size: body.memo.len(),
+            max: params.max_memo_bytes,
+        });
+    }
+    let count = body.actions.len();
+    if count == 0 || count > params.max_actions_per_tx as usize {
+        return Err(TxError::ActionCount {
+            count,
+            max: params.max_actions_per_tx,
+        });
+    }
+    let mut actions = Vec::with_capacity(count);
+    for (i, a) in body.actions.into_iter().enumerate() {
+        let action =
+            Action::try_from(a).map_err(|e| TxError::Decode(format!("action {i}: {e}")))?;
+        action
+            .check_stateless(params)
+            .map_err(|e| prefix_action(i, e))?;
+        if let Some(sig) = action
+            .embedded_sig(&body.chain_id)
+            .map_err(|e| prefix_action(i, e))?
+        {
+            embedded.push((i, sig));
+        }
+        actions.push(action);
+    }
+    Ok(DecodedTx {
+        id: Sha256::digest(&tx.body_bytes).into(),
+        chain_id: body.chain_id,
+        signer,
+        nonce: body.nonce,
+        actions,
+        memo: body.memo,
+        body_bytes: tx.body_bytes,
+        signature,
+        verification_key,
+    })
 }
 
 fn prefix_action(i: usize, e: TxError) -> TxError {
@@ -182,6 +249,17 @@ mod key_cache {
     }
 }
 
+/// Whether a point encoding that decompressed to a point of large order
+/// re-compresses to itself: exactly when its y coordinate (the low 255 bits)
+/// is below p = 2^255 - 19. (Its x is not 0, since the points with x = 0
+/// are of small order, so the sign bit survives.) Saves the field inversion
+/// of a re-compression.
+fn canonical_y(b: &[u8; 32]) -> bool {
+    // y >= p iff the top 250 bits of y are all ones and the low byte >= 0xed.
+    let top_all_ones = b[31] & 0x7f == 0x7f && b[1..31].iter().all(|&x| x == 0xff);
+    !(top_all_ones && b[0] >= 0xed)
+}
+
 fn parse_identity_key(
     bytes: &[u8],
 ) -> Result<([u8; 32], ed25519_consensus::VerificationKey), TxError> {
@@ -195,10 +273,52 @@ fn parse_identity_key(
     if dalek.is_weak() {
         return Err(invalid("small-order (weak) key"));
     }
-    if dalek.to_edwards().compress().to_bytes() != arr {
+    if !canonical_y(&arr) {
         return Err(invalid("non-canonical encoding"));
     }
     let vk = ed25519_consensus::VerificationKey::try_from(arr)
         .map_err(|_| invalid("rejected by ed25519-consensus"))?;
     Ok((arr, vk))
+}
+
+#[cfg(test)]
+mod canonical_tests {
+    use super::canonical_y;
+    use rand::{Rng, SeedableRng};
+
+    /// The byte test agrees with decompress-then-compress on every valid,
+    /// non-weak point tried: random encodings and the non-canonical y + p.
+    #[test]
+    fn canonical_y_agrees_with_recompression() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(215);
+        let mut cases: Vec<[u8; 32]> = (0..4000).map(|_| rng.gen()).collect();
+        for k in 0u8..19 {
+            for sign in [0u8, 0x80] {
+                let mut b = [0xff; 32];
+                b[0] = 0xed + k;
+                b[31] = 0x7f | sign;
+                cases.push(b);
+                let mut small = [0u8; 32];
+                small[0] = k;
+                small[31] = sign;
+                cases.push(small);
+            }
+        }
+        let mut checked = 0;
+        for b in cases {
+            let Ok(p) = ed25519_dalek::VerifyingKey::from_bytes(&b) else {
+                continue;
+            };
+            if p.is_weak() {
+                continue;
+            }
+            checked += 1;
+            assert_eq!(
+                canonical_y(&b),
+                p.to_edwards().compress().to_bytes() == b,
+                "{b:?}"
+            );
+        }
+        assert!(checked > 1000, "only {checked} valid points");
+    }
 }

@@ -183,3 +183,22 @@ fn batch_and_single_verification_agree() {
     assert_eq!(batch, single);
     assert!(!batch[17] && !batch[63] && batch[0]);
 }
+
+#[test]
+fn large_batches_bisect_to_the_bad_signatures() {
+    let params = Params::default();
+    let mut txs: Vec<DecodedTx> = (0..1300u64)
+        .map(|i| {
+            let raw = sign_tx(&key((i % 250 + 1) as u8), "c", i, vec![set(b"k", b"v")], "");
+            DecodedTx::decode(&raw, &params).unwrap()
+        })
+        .collect();
+    for bad in [0usize, 511, 512, 700, 701, 1299] {
+        txs[bad].signature[9] ^= 1;
+    }
+    let refs: Vec<&DecodedTx> = txs.iter().collect();
+    let batch = verify::verify_all(&refs);
+    let single: Vec<bool> = txs.iter().map(|t| t.verify_signature().is_ok()).collect();
+    assert_eq!(batch, single);
+    assert_eq!(batch.iter().filter(|ok| !**ok).count(), 6);
+}

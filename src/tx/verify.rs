@@ -1,36 +1,77 @@
 //! Signature verification for whole blocks: batch verification (ZIP-215, so
 //! it agrees with single verification) split across cores, with a fallback to
 //! single verification to find the bad ones when a batch fails.
+//!
+//! Tx signatures and the signatures actions carry (KV token signatures) go
+//! through the same batches; each item gets its own verdict, so a bad
+//! signature is attributed to its own tx and action.
 
+use ed25519_consensus::batch::Item;
+use ed25519_consensus::{Signature, VerificationKey, VerificationKeyBytes};
 use rayon::prelude::*;
 
 use super::envelope::{sign_bytes, DecodedTx};
 
-/// Chunk size for one batch verification.
-const CHUNK: usize = 64;
+/// Smallest and largest chunk for one batch verification. Larger batches
+/// cost less per signature (about 30% less at 1,000 than at 64 on the
+/// project machine); the chunks still keep every core busy.
+const MIN_CHUNK: usize = 64;
+const MAX_CHUNK: usize = 512;
+/// A failed batch is split in halves down to this size, then checked one
+/// by one, so each verdict belongs to its own signature.
+const SINGLE_BELOW: usize = 8;
+
+/// One (key, signature, message) to check; the message is hashed at once.
+pub fn item(key: &VerificationKey, signature: &Signature, msg: &[u8]) -> Item {
+    Item::from((VerificationKeyBytes::from(*key), *signature, msg))
+}
+
+/// Returns, for each item, whether its signature verifies (ZIP-215).
+pub fn verify_items(items: &[Item]) -> Vec<bool> {
+    if items.len() < 4 {
+        return items.iter().map(single).collect();
+    }
+    let chunk = (items.len() / rayon::current_num_threads().max(1)).clamp(MIN_CHUNK, MAX_CHUNK);
+    items
+        .par_chunks(chunk)
+        .flat_map_iter(verify_chunk)
+        .collect()
+}
+
+fn single(item: &Item) -> bool {
+    item.clone().verify_single().is_ok()
+}
+
+/// Batch-verifies `chunk`; on failure, bisects (ZIP-215 batch and single
+/// verification agree, so a batch that passes holds only good signatures).
+fn verify_chunk(chunk: &[Item]) -> Vec<bool> {
+    if chunk.len() < SINGLE_BELOW {
+        return chunk.iter().map(single).collect();
+    }
+    let mut batch = ed25519_consensus::batch::Verifier::new();
+    for it in chunk {
+        batch.queue(it.clone());
+    }
+    if batch.verify(rand::thread_rng()).is_ok() {
+        return vec![true; chunk.len()];
+    }
+    let (a, b) = chunk.split_at(chunk.len() / 2);
+    let mut out = verify_chunk(a);
+    out.extend(verify_chunk(b));
+    out
+}
+
+/// The item of a tx's own signature.
+pub fn tx_item(tx: &DecodedTx) -> Item {
+    item(
+        &tx.verification_key,
+        &Signature::from(tx.signature),
+        &sign_bytes(&tx.body_bytes),
+    )
+}
 
 /// Returns, for each tx, whether its signature verifies.
 pub fn verify_all(txs: &[&DecodedTx]) -> Vec<bool> {
-    if txs.len() < 4 {
-        return txs.iter().map(|t| t.verify_signature().is_ok()).collect();
-    }
-    txs.par_chunks(CHUNK).flat_map_iter(verify_chunk).collect()
-}
-
-fn verify_chunk(chunk: &[&DecodedTx]) -> Vec<bool> {
-    let msgs: Vec<Vec<u8>> = chunk.iter().map(|t| sign_bytes(&t.body_bytes)).collect();
-    let mut batch = ed25519_consensus::batch::Verifier::new();
-    for (t, msg) in chunk.iter().zip(&msgs) {
-        let sig = ed25519_consensus::Signature::from(t.signature);
-        batch.queue((
-            ed25519_consensus::VerificationKeyBytes::from(t.verification_key),
-            sig,
-            msg,
-        ));
-    }
-    if batch.verify(rand::thread_rng()).is_ok() {
-        vec![true; chunk.len()]
-    } else {
-        chunk.iter().map(|t| t.verify_signature().is_ok()).collect()
-    }
+    let items: Vec<Item> = txs.par_iter().map(|t| tx_item(t)).collect();
+    verify_items(&items)
 }

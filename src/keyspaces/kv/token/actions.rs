@@ -175,8 +175,7 @@ impl KvTokenCreate {
     }
     /// The controller's signature, over the tx's chain id.
     pub fn verify(&self, chain_id: &str) -> Result<(), TxError> {
-        let f = fields(chain_id, Op::Create, &self.token, self.generation, &[]);
-        Ok(verify(&f, &self.token.signature)?)
+        Ok(verify(&self.sign_fields(chain_id), &self.token.signature)?)
     }
     pub fn sign_fields<'a>(&'a self, chain_id: &'a str) -> SignFields<'a> {
         fields(chain_id, Op::Create, &self.token, self.generation, &[])

@@ -16,7 +16,7 @@ mod state;
 
 pub use actions::{KvTokenCreate, KvTokenDelete, KvTokenUpdate};
 pub use format::{check_key, check_protocol_id, check_tags, parse_tags};
-pub use state::{postings, StoredToken, TokenRead, TokenWrite, Tuple};
+pub use state::{postings, StoredToken, TokenRead, TokenWrite, Tuple, POSTING_BYTES};
 
 use sha2::{Digest, Sha256};
 
@@ -156,20 +156,49 @@ pub fn controller_key(controller: &str) -> Result<[u8; 32], KvError> {
     Ok(arr)
 }
 
-/// Verifies `signature` over `fields` with ZIP-215 under the controller key.
-pub fn verify(fields: &SignFields<'_>, signature: &[u8; 64]) -> Result<(), KvError> {
+/// A controller's signature with its key and message, ready to verify on
+/// its own or in a batch with the block's other signatures.
+#[derive(Debug, Clone)]
+pub struct TokenSig {
+    /// Key, signature and the hash of the sign bytes.
+    pub item: ed25519_consensus::batch::Item,
+    /// The error a failed verification gives.
+    pub forged: KvError,
+}
+
+impl TokenSig {
+    /// Verifies the signature alone (ZIP-215).
+    pub fn verify(&self) -> Result<(), KvError> {
+        self.item
+            .clone()
+            .verify_single()
+            .map_err(|_| self.forged.clone())
+    }
+}
+
+/// Parses the controller key and builds the sign bytes of `fields`,
+/// without verifying `signature`.
+///
+/// # Errors
+/// `BadController` when the controller is not a valid, non-weak key.
+pub fn token_sig(fields: &SignFields<'_>, signature: &[u8; 64]) -> Result<TokenSig, KvError> {
     let ctl = controller_key(fields.controller)?;
-    let (_, vk) = crate::tx::identity_key(&ctl).map_err(|e| KvError::BadController {
+    let (_, key) = crate::tx::identity_key(&ctl).map_err(|e| KvError::BadController {
         controller: fields.controller.to_string(),
         reason: e.to_string(),
     })?;
-    vk.verify(
-        &ed25519_consensus::Signature::from(*signature),
-        &sign_bytes(fields),
-    )
-    .map_err(|_| KvError::TokenForged {
-        controller: fields.controller.to_string(),
+    let signature = ed25519_consensus::Signature::from(*signature);
+    Ok(TokenSig {
+        item: crate::tx::verify::item(&key, &signature, &sign_bytes(fields)),
+        forged: KvError::TokenForged {
+            controller: fields.controller.to_string(),
+        },
     })
+}
+
+/// Verifies `signature` over `fields` with ZIP-215 under the controller key.
+pub fn verify(fields: &SignFields<'_>, signature: &[u8; 64]) -> Result<(), KvError> {
+    token_sig(fields, signature)?.verify()
 }
 
 #[cfg(test)]

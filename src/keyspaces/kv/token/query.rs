@@ -89,6 +89,47 @@ impl<'v, 'a> Cursor<'v, 'a> {
         self.buf.pop_front();
         Ok(p)
     }
+
+    /// Whether posting `p` comes before `target` in this cursor's order.
+    fn before(&self, p: &(u64, [u8; 32]), target: &(u64, [u8; 32])) -> bool {
+        if self.desc {
+            p > target
+        } else {
+            p < target
+        }
+    }
+
+    /// Moves to the first posting at or past `target` (in this cursor's
+    /// order): within the page when it is there, else by seeking the index.
+    fn seek(&mut self, target: (u64, [u8; 32])) -> Result<(), StoreError> {
+        while let Some(p) = self.buf.front() {
+            if !self.before(p, &target) {
+                return Ok(());
+            }
+            self.buf.pop_front();
+        }
+        if self.done {
+            return Ok(());
+        }
+        let mut key = self.prefix.clone();
+        key.extend_from_slice(&target.0.to_be_bytes());
+        key.extend_from_slice(&target.1);
+        // Page reads continue strictly after (or before) `last`: a key just
+        // before (or after) the target's own key.
+        if self.desc {
+            key.push(0);
+        } else {
+            key.pop();
+        }
+        self.last = Some(key);
+        while let Some(p) = self.peek()? {
+            if !self.before(&p, &target) {
+                break;
+            }
+            self.buf.pop_front();
+        }
+        Ok(())
+    }
 }
 
 fn matches(t: &StoredToken, q: &Lookup, tags: &[String]) -> bool {
@@ -147,34 +188,49 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
     if fixed.is_empty() && tag_sels.is_empty() {
         return Err(LookupError::NoSelector);
     }
-    // Drivers: one list (the smallest that every result must be in), or
-    // the union of the tag lists for `any` over tags alone.
+    // `all`: the intersection of every selector's list, smallest first,
+    // by leapfrogging (only matches are read). `any` over tags alone: the
+    // union of the tag lists. `any` with other selectors: the smallest of
+    // those drives and each candidate is filtered.
     let mut candidates = fixed.clone();
     if !q.any {
         candidates.extend(tag_sels.iter().copied());
     }
-    let mut cursors: Vec<Cursor<'_, '_>> = if candidates.is_empty() {
-        tag_sels
+    let mut counted = Vec::with_capacity(candidates.len());
+    for (s, h) in &candidates {
+        counted.push((view.posting_count(*s, h)?, *s, *h));
+    }
+    counted.sort_by_key(|c| c.0);
+    let (mut cursors, intersect): (Vec<Cursor<'_, '_>>, bool) = if candidates.is_empty() {
+        let union = tag_sels
             .iter()
             .map(|(s, h)| Cursor::new(view, *s, h, q.desc))
-            .collect()
+            .collect();
+        (union, false)
+    } else if !q.any {
+        let all = counted
+            .iter()
+            .map(|(_, s, h)| Cursor::new(view, *s, h, q.desc))
+            .collect();
+        (all, true)
     } else {
-        let mut best = candidates[0];
-        let mut best_n = u64::MAX;
-        for (s, h) in &candidates {
-            let n = view.posting_count(*s, h)?;
-            if n < best_n {
-                best_n = n;
-                best = (*s, *h);
-            }
-        }
-        vec![Cursor::new(view, best.0, &best.1, q.desc)]
+        let driver = counted
+            .iter()
+            .take(1)
+            .map(|(_, s, h)| Cursor::new(view, *s, h, q.desc))
+            .collect();
+        (driver, false)
     };
-    let needs_filter = !(cursors.len() > 1 || (fixed.len() + tag_sels.len() == 1));
+    // Only `any` with other selectors needs each candidate checked.
+    let needs_filter = q.any && !fixed.is_empty() && fixed.len() + tag_sels.len() > 1;
     let mut skipped = 0u64;
     let mut out = Vec::with_capacity(limit);
     while out.len() < limit {
-        let Some((_, id)) = next_union(&mut cursors, q.desc)? else {
+        let next = match intersect {
+            true => next_intersection(&mut cursors)?,
+            false => next_union(&mut cursors, q.desc)?,
+        };
+        let Some((_, id)) = next else {
             break;
         };
         if !needs_filter && skipped < q.skip {
@@ -194,6 +250,35 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
         out.push(t);
     }
     Ok(out)
+}
+
+/// The next posting in every one of `cursors` (leapfrog intersection).
+fn next_intersection(
+    cursors: &mut [Cursor<'_, '_>],
+) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+    let Some(first) = cursors.first_mut() else {
+        return Ok(None);
+    };
+    let Some(mut target) = first.peek()? else {
+        return Ok(None);
+    };
+    'round: loop {
+        for c in cursors.iter_mut() {
+            c.seek(target)?;
+            match c.peek()? {
+                None => return Ok(None),
+                Some(p) if p != target => {
+                    target = p;
+                    continue 'round;
+                }
+                Some(_) => {}
+            }
+        }
+        for c in cursors.iter_mut() {
+            c.next()?;
+        }
+        return Ok(Some(target));
+    }
 }
 
 /// The next posting of the union of `cursors`, in order, without repeats.
