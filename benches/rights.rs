@@ -131,10 +131,12 @@ async fn check_access(n: u64, requests: usize) {
     let svc = stave::grpc::rights::RightsServiceImpl {
         store: store.clone(),
     };
+    // As the node's `serve(addr)` does: TCP_NODELAY on every connection.
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(pb::rights_service_server::RightsServiceServer::new(svc))
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+            .serve_with_incoming(incoming),
     );
     let mut c = stave::client::StaveClient::connect(&format!("http://{addr}"))
         .await
