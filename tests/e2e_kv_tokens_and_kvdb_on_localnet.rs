@@ -67,13 +67,18 @@ async fn live_id(net: &Localnet, node: usize, key: &str, ctl: &str) -> [u8; 32] 
         .expect("32 bytes")
 }
 
-/// Block time of `height` in unix ms, from CometBFT.
+/// Block time of `height` in unix ms, from node 0's CometBFT (waiting for
+/// it to have the block: the height may come from a node that is ahead).
 async fn block_ms(net: &Localnet, height: u64) -> i64 {
+    let what = format!("node0's CometBFT to serve block {height}");
     let r = net
-        .comet(0)
-        .raw("block", serde_json::json!({ "height": height.to_string() }))
-        .await
-        .expect("block");
+        .wait_for(&what, WAIT, || async {
+            net.comet(0)
+                .raw("block", serde_json::json!({ "height": height.to_string() }))
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await;
     let t = r["block"]["header"]["time"].as_str().expect("header.time");
     let t = tendermint::Time::parse_from_rfc3339(t).expect("rfc3339");
     (t.unix_timestamp_nanos() / 1_000_000) as i64
