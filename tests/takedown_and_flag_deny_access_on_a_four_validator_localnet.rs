@@ -9,6 +9,7 @@
 //! - the owner files a counter-notice; 3 of 4 validators vote to confirm:
 //!   the policy is TAKEN_DOWN and access stays denied (TAKEDOWN_ACTIVE,
 //!   TAKEN_DOWN), for the owner too;
+//! - `stave query groups takedown|flags|group` read the records back;
 //! - a second cid of the group, taken down and then dismissed by 2 of 4
 //!   votes, is open again;
 //! - all nodes end with identical app hashes.
@@ -220,6 +221,30 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
             "node{i}"
         );
     }
+
+    // the CLI reads the same records through another node's gRPC
+    let url = net.grpc_url(3);
+    let cid_hex = hex::encode(CID);
+    let cli = |what: &str, args: &[&str]| {
+        let mut full = vec!["--output", "json", "query", "groups"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--node", &url]);
+        let out = net.stave_cmd(&full);
+        net.expect_success(what, &out);
+        net.json_of(what, &out)
+    };
+    let t = cli("query groups takedown", &["takedown", &cid_hex]);
+    assert_eq!(t["takedown"]["status"], "CONFIRMED", "{t}");
+    assert_eq!(
+        t["takedown"]["counter_notice_by"],
+        hex::encode(set_key(&uploader)),
+        "{t}"
+    );
+    let f = cli("query groups flags", &["flags", &cid_hex]);
+    assert_eq!(f["flags"][0]["jurisdiction"], "DE", "{f}");
+    assert_eq!(f["flags"][0]["reason"], "court order 7/26", "{f}");
+    let g = cli("query groups group", &["group", GROUP]);
+    assert_eq!(g["group"]["status"], "ACTIVE", "{g}");
 
     // a dismissed takedown (2 of 4 against: over 1/3) reopens access
     release(&net, &ops, &uploader, CID2, &consumer_pk).await;

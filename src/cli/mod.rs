@@ -5,6 +5,7 @@
 mod casbin;
 mod genesis;
 mod governance;
+mod groups;
 mod init;
 mod keys;
 mod kv;

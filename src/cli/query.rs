@@ -28,6 +28,9 @@ pub enum QueryCmd {
     /// Governance reads: validator, validators, validator-set.
     #[command(flatten)]
     Governance(super::governance::GovernanceQuery),
+    /// Publisher groups, takedowns and jurisdiction flags.
+    #[command(subcommand)]
+    Groups(super::groups::GroupsQuery),
     /// Casbin models, rules and evaluation.
     #[command(subcommand)]
     Casbin(super::casbin::CasbinQuery),
@@ -130,6 +133,7 @@ fn show(bytes: &[u8], hex_mode: bool) -> String {
 pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
         QueryCmd::Governance(q) => super::governance::run_query(q, out).await?,
+        QueryCmd::Groups(q) => return super::groups::run_query(q, out).await,
         QueryCmd::Casbin(c) => return super::casbin::run_query(c, out).await,
         QueryCmd::Rights(r) => return super::rights_query::run_query(r, out).await,
         QueryCmd::Kv(KvQuery::Tokens {

@@ -6,16 +6,27 @@
 
 use tonic::{Request, Response, Status};
 
-use super::query::{blocking, internal, key32};
+use super::query::{blocking, internal, key32, read};
+use crate::keyspaces::groups::{self, GroupsRead};
+use crate::keyspaces::takedowns::{self, TakedownsRead};
 use crate::keyspaces::validators::{query, ValidatorsRead};
 use crate::proto::governance::{
-    governance_service_server::GovernanceService, ValidatorRequest, ValidatorResponse,
-    ValidatorSetRequest, ValidatorSetResponse, ValidatorsRequest, ValidatorsResponse,
+    governance_service_server::GovernanceService, FlagsRequest, FlagsResponse, GetTakedownRequest,
+    GetTakedownResponse, GroupRequest, GroupResponse, GroupsRequest, GroupsResponse,
+    ValidatorRequest, ValidatorResponse, ValidatorSetRequest, ValidatorSetResponse,
+    ValidatorsRequest, ValidatorsResponse,
 };
 use crate::store::ChainStore;
 
 pub struct GovernanceServiceImpl {
     pub store: ChainStore,
+}
+
+fn page(limit: u32) -> usize {
+    match limit {
+        0 => groups::MAX_PAGE,
+        n => n as usize,
+    }
 }
 
 #[tonic::async_trait]
@@ -80,6 +91,66 @@ impl GovernanceService for GovernanceServiceImpl {
                 totals: Some(view.validator_totals().map_err(internal)?),
                 height,
             }))
+        })
+        .await
+    }
+
+    async fn group(&self, req: Request<GroupRequest>) -> Result<Response<GroupResponse>, Status> {
+        let id = req.into_inner().group_id;
+        read(&self.store, move |v, height| {
+            let group = v.group(&id).map_err(internal)?;
+            Ok(GroupResponse {
+                found: group.is_some(),
+                group,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn groups(
+        &self,
+        req: Request<GroupsRequest>,
+    ) -> Result<Response<GroupsResponse>, Status> {
+        let req = req.into_inner();
+        read(&self.store, move |v, height| {
+            let (groups, next) =
+                groups::list(v, &req.start_after, page(req.limit)).map_err(internal)?;
+            Ok(GroupsResponse {
+                groups,
+                next: next.unwrap_or_default(),
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn takedown(
+        &self,
+        req: Request<GetTakedownRequest>,
+    ) -> Result<Response<GetTakedownResponse>, Status> {
+        let cid = req.into_inner().cid;
+        read(&self.store, move |v, height| {
+            let takedown = v.takedown(&cid).map_err(internal)?;
+            Ok(GetTakedownResponse {
+                found: takedown.is_some(),
+                takedown,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn flags(&self, req: Request<FlagsRequest>) -> Result<Response<FlagsResponse>, Status> {
+        let req = req.into_inner();
+        read(&self.store, move |v, height| {
+            let (flags, next) = takedowns::flags_of(v, &req.cid, &req.start_after, page(req.limit))
+                .map_err(internal)?;
+            Ok(FlagsResponse {
+                flags,
+                next: next.unwrap_or_default(),
+                height,
+            })
         })
         .await
     }

@@ -35,6 +35,21 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| Status::internal(format!("read task: {e}")))?
 }
 
+/// Runs `f` on one view of the latest committed state, with its height,
+/// on the blocking pool.
+pub(crate) async fn read<T: Send + 'static>(
+    store: &ChainStore,
+    f: impl FnOnce(&crate::store::View<'_>, u64) -> Result<T, Status> + Send + 'static,
+) -> Result<Response<T>, Status> {
+    let store = store.clone();
+    blocking(move || {
+        let view = store.view();
+        let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
+        f(&view, height).map(Response::new)
+    })
+    .await
+}
+
 #[tonic::async_trait]
 impl QueryService for QueryServiceImpl {
     async fn status(&self, _: Request<StatusRequest>) -> Result<Response<StatusResponse>, Status> {

@@ -7,7 +7,7 @@
 
 use tonic::{Request, Response, Status};
 
-use super::query::{blocking, internal, key32};
+use super::query::{internal, key32, read};
 use crate::keyspaces::deks::DeksRead;
 use crate::keyspaces::entitlements::{self, EntitlementsRead};
 use crate::keyspaces::grants;
@@ -25,21 +25,6 @@ use crate::store::{ChainStore, View};
 
 pub struct RightsServiceImpl {
     pub store: ChainStore,
-}
-
-/// Runs `f` over one committed view, off the async runtime, with the
-/// view's height.
-async fn read<T: Send + 'static>(
-    store: &ChainStore,
-    f: impl FnOnce(&View<'_>, u64) -> Result<T, Status> + Send + 'static,
-) -> Result<Response<T>, Status> {
-    let store = store.clone();
-    blocking(move || {
-        let view = store.view();
-        let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
-        f(&view, height).map(Response::new)
-    })
-    .await
 }
 
 /// The answer to `CheckAccess` at the view's height and block time.

@@ -62,11 +62,40 @@ const GROUPS: &[u8] = b"groups/";
 const APPLICATIONS: &[u8] = b"group_applications/";
 const COUNT: &[u8] = b"group_meta/count";
 
+/// `groups/`.
+pub fn groups_prefix() -> Vec<u8> {
+    GROUPS.to_vec()
+}
+
 /// `groups/{group_id}`.
 pub fn group_key(group_id: &str) -> Vec<u8> {
-    let mut k = GROUPS.to_vec();
+    let mut k = groups_prefix();
     k.extend_from_slice(group_id.as_bytes());
     k
+}
+
+/// The largest page [`list`] and the flag listing return.
+pub const MAX_PAGE: usize = 1000;
+
+/// One page of groups in group-id order, strictly after `start_after`
+/// (empty: from the start); the id to continue after when more remain.
+pub fn list(
+    view: &crate::store::View<'_>,
+    start_after: &str,
+    limit: usize,
+) -> Result<(Vec<pb::GroupRecord>, Option<String>), StoreError> {
+    let limit = limit.clamp(1, MAX_PAGE);
+    let after = (!start_after.is_empty()).then(|| group_key(start_after));
+    let rows = view.prefix_list(&groups_prefix(), after.as_deref(), limit + 1)?;
+    let more = rows.len() > limit;
+    let mut out = Vec::with_capacity(rows.len().min(limit));
+    for (k, v) in rows.into_iter().take(limit) {
+        out.push(pb::GroupRecord::decode(v.as_slice()).map_err(|e| StoreError::corrupt(&k, e))?);
+    }
+    let next = more
+        .then(|| out.last().map(|g| g.group_id.clone()))
+        .flatten();
+    Ok((out, next))
 }
 
 /// `group_meta/count`: fixed-width big-endian u64.

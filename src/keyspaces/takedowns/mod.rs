@@ -76,15 +76,44 @@ pub fn takedown_key(cid: &[u8]) -> Vec<u8> {
     k
 }
 
-/// `flags/{u32be len(cid)}{cid}/{jurisdiction}`: the length keeps one cid's
-/// flags apart from a longer cid's.
-pub fn flag_key(cid: &[u8], jurisdiction: &str) -> Vec<u8> {
+/// `flags/{u32be len(cid)}{cid}/`: every flag of one cid.
+pub fn flags_prefix(cid: &[u8]) -> Vec<u8> {
     let mut k = FLAGS.to_vec();
     k.extend_from_slice(&(cid.len() as u32).to_be_bytes());
     k.extend_from_slice(cid);
     k.push(b'/');
+    k
+}
+
+/// `flags/{u32be len(cid)}{cid}/{jurisdiction}`: the length keeps one cid's
+/// flags apart from a longer cid's.
+pub fn flag_key(cid: &[u8], jurisdiction: &str) -> Vec<u8> {
+    let mut k = flags_prefix(cid);
     k.extend_from_slice(jurisdiction.as_bytes());
     k
+}
+
+/// One page of `cid`'s flags in jurisdiction order, strictly after
+/// `start_after` (empty: from the start); the jurisdiction to continue
+/// after when more remain.
+pub fn flags_of(
+    view: &crate::store::View<'_>,
+    cid: &[u8],
+    start_after: &str,
+    limit: usize,
+) -> Result<(Vec<pb::Flag>, Option<String>), StoreError> {
+    let limit = limit.clamp(1, crate::keyspaces::groups::MAX_PAGE);
+    let after = (!start_after.is_empty()).then(|| flag_key(cid, start_after));
+    let rows = view.prefix_list(&flags_prefix(cid), after.as_deref(), limit + 1)?;
+    let more = rows.len() > limit;
+    let mut out = Vec::with_capacity(rows.len().min(limit));
+    for (k, v) in rows.into_iter().take(limit) {
+        out.push(pb::Flag::decode(v.as_slice()).map_err(|e| StoreError::corrupt(&k, e))?);
+    }
+    let next = more
+        .then(|| out.last().map(|f| f.jurisdiction.clone()))
+        .flatten();
+    Ok((out, next))
 }
 
 fn decode<M: Message + Default>(key: &[u8], raw: Option<Vec<u8>>) -> Result<Option<M>, StoreError> {
