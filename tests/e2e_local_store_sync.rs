@@ -15,6 +15,8 @@
 //!    restarted, it rebuilds everything from chain state and peers.
 
 mod common;
+#[path = "common/local.rs"]
+mod local;
 
 use std::path::Path;
 use std::time::Duration;
@@ -23,7 +25,7 @@ use common::localnet::{binaries, Localnet, LocalnetConfig, Proc};
 use ed25519_dalek::SigningKey;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use stave::crypto::{generate_dek, stream, wrap, Dek};
+use stave::crypto::{stream, wrap, Dek};
 use stave::keyfile;
 use stave::keyspaces::uploads::sign_manifest;
 use stave::local::content::ContentStore;
@@ -48,19 +50,15 @@ struct Upload {
     holders: Vec<usize>,
 }
 
+/// The common local-store test upload, with the nodes that hold its DEK.
 fn upload(size: usize, seed: u8, holders: Vec<usize>) -> Upload {
-    let plain: Vec<u8> = (0..size)
-        .map(|i| (i as u8).wrapping_mul(seed) ^ seed)
-        .collect();
-    let dek = generate_dek();
-    let mut blob = Vec::new();
-    stream::encrypt(&dek, &plain[..], &mut blob).unwrap();
+    let u = local::upload(size, seed);
     Upload {
-        flac_cid: Sha256::digest(&plain).to_vec(),
-        enc_cid: Sha256::digest(&blob).to_vec(),
-        plain,
-        dek,
-        blob,
+        flac_cid: u.dek_cid,
+        enc_cid: u.content_cid,
+        plain: u.plain,
+        dek: u.dek,
+        blob: u.blob,
         holders,
     }
 }
