@@ -20,6 +20,8 @@ pub struct Metrics {
     pub checktx_total: IntCounter,
     /// Local-store sync entries by kind (content, deks) and status.
     pub local_sync: IntGaugeVec,
+    /// Local-store rows that did not decode and were skipped.
+    pub local_corrupt_rows: IntCounter,
 }
 
 fn build() -> Result<Metrics, prometheus::Error> {
@@ -61,6 +63,11 @@ fn build() -> Result<Metrics, prometheus::Error> {
         &["kind", "status"],
     )?;
     registry.register(Box::new(local_sync.clone()))?;
+    let local_corrupt_rows = IntCounter::new(
+        "local_corrupt_rows_total",
+        "Local-store rows that did not decode and were skipped (refetched)",
+    )?;
+    registry.register(Box::new(local_corrupt_rows.clone()))?;
     Ok(Metrics {
         registry,
         height,
@@ -70,6 +77,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         mempool_rejects,
         checktx_total,
         local_sync,
+        local_corrupt_rows,
     })
 }
 

@@ -1,14 +1,17 @@
-//! A peer that answers with content whose hash does not match, or with a
-//! wrapped DEK that does not unwrap, is refused: nothing is stored, the
-//! sync entries go to FAILED with the reason and a retry time.
+//! A peer that answers with content whose hash does not match, with a
+//! wrapped DEK that does not unwrap, with a DEK that unwraps but is not
+//! the content's, or that stops sending mid-stream, is refused: nothing is
+//! stored, the sync entries go to FAILED with the reason and a retry time.
 
 #[path = "common/local.rs"]
 mod local;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use local::*;
 use stave::local::deks::DeksExt;
+use stave::local::node::LocalNode;
 use stave::local::status::status;
 use stave::local::sync::SyncExt;
 use stave::proto::local::SyncStatus;
@@ -16,10 +19,22 @@ use stave::proto::peer::peer_service_server::PeerService;
 use stave::proto::peer::{ContentChunk, SignedPeerRequest, WrappedDekResponse};
 use tonic::{Request, Response, Status};
 
-/// Answers every request with well-formed garbage.
+/// How the lying peer answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Lie {
+    /// Well-formed garbage: a DEK wrapped to someone else, junk content.
+    Garbage,
+    /// The real content, and a fresh DEK wrapped to the requester: it
+    /// unwraps, but does not open the content.
+    WrongDek,
+    /// The first bytes of the real content, then nothing, forever.
+    Stall,
+}
+
 struct Liar {
     dek_cid: Vec<u8>,
-    size: usize,
+    blob: Vec<u8>,
+    lie: Lie,
 }
 
 #[tonic::async_trait]
@@ -28,9 +43,11 @@ impl PeerService for Liar {
         &self,
         _r: Request<SignedPeerRequest>,
     ) -> Result<Response<WrappedDekResponse>, Status> {
+        // someone else's key, or the requester's (node 1)
+        let to = if self.lie == Lie::WrongDek { 1 } else { 7 };
         let junk = stave::crypto::wrap::wrap_dek(
             &stave::crypto::generate_dek(),
-            &x25519_dalek::PublicKey::from(&x25519(7)).to_bytes(), // someone else's key
+            &x25519_dalek::PublicKey::from(&x25519(to)).to_bytes(),
             &self.dek_cid,
         )
         .unwrap();
@@ -42,23 +59,31 @@ impl PeerService for Liar {
         }))
     }
 
-    type FetchContentStream = tokio_stream::Iter<std::vec::IntoIter<Result<ContentChunk, Status>>>;
+    type FetchContentStream =
+        std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<ContentChunk, Status>> + Send>>;
 
     async fn fetch_content(
         &self,
         _r: Request<SignedPeerRequest>,
     ) -> Result<Response<Self::FetchContentStream>, Status> {
-        let chunk = ContentChunk {
-            data: vec![0xab; self.size],
+        use tokio_stream::StreamExt;
+        let data = match self.lie {
+            Lie::Garbage => vec![0xab; self.blob.len()],
+            Lie::WrongDek => self.blob.clone(),
+            Lie::Stall => self.blob[..1000].to_vec(),
         };
-        Ok(Response::new(tokio_stream::iter(vec![Ok(chunk)])))
+        let first = tokio_stream::iter(vec![Ok(ContentChunk { data })]);
+        if self.lie == Lie::Stall {
+            return Ok(Response::new(Box::pin(
+                first.chain(tokio_stream::pending()),
+            )));
+        }
+        Ok(Response::new(Box::pin(first)))
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let u = upload(100_000, 3);
+/// Node 1 of two, whose only peer (node 0) lies as `lie`.
+fn beside_a_liar(dir: &std::path::Path, u: &Upload, lie: Lie) -> Arc<LocalNode> {
     let asg = vec![u.assignment(&[0, 1], &[0, 1])];
     let liar_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let mine_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -67,11 +92,20 @@ async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
         liar_l,
         Liar {
             dek_cid: u.dek_cid.clone(),
-            size: u.blob.len(),
+            blob: u.blob.clone(),
+            lie,
         },
     );
+    let d = dir.join("node1");
+    local_node(&d, chain_at_genesis(&d, &state, 2), 1, operator(1), asg)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(100_000, 3);
+    let node = beside_a_liar(dir.path(), &u, Lie::Garbage);
     let d = dir.path().join("node1");
-    let node = local_node(&d, chain_at_genesis(&d, &state, 2), 1, operator(1), asg);
     let w = worker(node.clone());
     let failed = reconcile_until(&w, Duration::from_secs(30), || {
         let c = node.local.content_sync(&u.content_cid).unwrap();
@@ -100,4 +134,48 @@ async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
     assert!(node.local.dek(&u.dek_cid).unwrap().is_none());
     assert_eq!(s.failures.len(), 2);
     assert!(s.failures.iter().all(|f| !f.error.is_empty()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dek_that_unwraps_but_does_not_open_the_content_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(200_000, 5);
+    let node = beside_a_liar(dir.path(), &u, Lie::WrongDek);
+    let w = worker(node.clone());
+    let settled = reconcile_until(&w, Duration::from_secs(30), || {
+        let c = node.local.content_sync(&u.content_cid).unwrap();
+        let k = node.local.dek_sync(&u.dek_cid).unwrap();
+        c.is_some_and(|e| e.status() == SyncStatus::Seeding)
+            && k.is_some_and(|e| e.status() == SyncStatus::Failed && e.attempts >= 2)
+    })
+    .await;
+    assert!(settled, "{:?}", status(&node).unwrap());
+    // the content is real and kept; the DEK that unwraps is not the key
+    assert!(node.content.verify(&u.content_cid).unwrap());
+    let k = node.local.dek_sync(&u.dek_cid).unwrap().unwrap();
+    assert!(
+        k.error.contains("code 411") && k.error.contains("does not open content"),
+        "{}",
+        k.error
+    );
+    assert!(node.local.dek(&u.dek_cid).unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_stops_sending_is_cut_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(100_000, 9);
+    let node = beside_a_liar(dir.path(), &u, Lie::Stall);
+    let w = worker(node.clone()); // idle limit 2 s
+    let cut = reconcile_until(&w, Duration::from_secs(30), || {
+        node.local
+            .content_sync(&u.content_cid)
+            .unwrap()
+            .is_some_and(|e| e.status() == SyncStatus::Failed)
+    })
+    .await;
+    assert!(cut, "{:?}", status(&node).unwrap());
+    let c = node.local.content_sync(&u.content_cid).unwrap().unwrap();
+    assert!(c.error.contains("no data for 2 s"), "{}", c.error);
+    assert!(node.content.list().unwrap().is_empty());
 }

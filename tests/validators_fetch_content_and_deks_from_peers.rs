@@ -14,7 +14,7 @@ use std::time::Duration;
 use local::*;
 use stave::crypto::{stream, wrap};
 use stave::local::deks::{wrapped_of, DeksExt};
-use stave::local::peer_client::{fetch_content, fetch_dek, PeerTarget};
+use stave::local::peer_client::{fetch_content, fetch_dek, BlobRequest, PeerTarget, IDLE};
 use stave::local::status::status;
 use stave::local::sync::SyncExt;
 use stave::proto::local::SyncStatus;
@@ -96,23 +96,7 @@ async fn validators_fetch_content_and_deks_from_peers() {
         ed25519_dalek::SigningKey::from_bytes(&[99; 32]),
         asg.clone(),
     );
-    let err = fetch_dek(stranger.requester(), CHAIN, &target0, &u.dek_cid)
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("code 402 PEER_NOT_VALIDATOR"),
-        "{err}"
-    );
-    let err = fetch_content(
-        &stranger,
-        CHAIN,
-        &target0,
-        &u.content_cid,
-        u.blob.len() as u64,
-    )
-    .await
-    .unwrap_err();
-    assert!(err.to_string().contains("code 402"), "{err}");
+    refused_as_no_validator(&stranger, &target0, &u).await;
     assert!(!stranger.content.path_of(&u.content_cid).exists());
     // a request for another chain is refused
     let err = fetch_dek(nodes[1].requester(), "other-chain", &target0, &u.dek_cid)
@@ -163,10 +147,83 @@ async fn a_validator_that_lost_its_local_store_rebuilds_it_from_peers() {
 }
 
 /// The address genesis gave validator `i` (from its chain record).
+/// `who` is refused both the DEK and the content by `t` with 402.
+async fn refused_as_no_validator(who: &stave::local::node::LocalNode, t: &PeerTarget, u: &Upload) {
+    let err = fetch_dek(who.requester(), CHAIN, t, &u.dek_cid)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("code 402 PEER_NOT_VALIDATOR"),
+        "{err}"
+    );
+    let req = BlobRequest {
+        chain_id: CHAIN,
+        target: t,
+        cid: &u.content_cid,
+        size: u.blob.len() as u64,
+        idle: IDLE,
+    };
+    let err = fetch_content(who, &req).await.unwrap_err();
+    assert!(err.to_string().contains("code 402"), "{err}");
+}
+
 fn peer_addr(node: &stave::local::node::LocalNode, i: usize) -> String {
     let view = node.chain.view();
     stave::local::node::active_validator(&view, &op_key(i))
         .unwrap()
         .unwrap()
         .address
+}
+
+/// Commits one block of `txs` on `chain` (in process, no CometBFT).
+fn commit_block(chain: &stave::store::ChainStore, txs: Vec<Vec<u8>>) {
+    let mut app = stave::app::App::load(chain.clone(), Default::default()).unwrap();
+    let h = chain.commit_info().unwrap().height.unwrap_or(0) + 1;
+    let out = app
+        .finalize_block(
+            h,
+            1_700_000_000_000_000_000 + h as i64 * 1_000_000_000,
+            &txs,
+        )
+        .unwrap();
+    assert!(
+        out.txs.iter().all(|r| r.code == stave::tx::Code::Ok),
+        "{:?}",
+        out.txs.iter().map(|r| &r.log).collect::<Vec<_>>()
+    );
+    app.commit().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_validator_that_left_is_refused_by_its_peers() {
+    use stave::keyspaces::validators::LeaveValidator;
+    use stave::tx::{build::sign_tx, Action};
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(50_000, 4);
+    let asg = vec![u.assignment(&[0, 1, 2], &[0, 1, 2])];
+    let nodes = cluster(dir.path(), 3, asg).await;
+    seed(&nodes[0], 0, &u);
+    let target0 = PeerTarget {
+        operator: op_key(0),
+        address: peer_addr(&nodes[0], 0),
+    };
+    // ACTIVE: served
+    let (stored, _) = fetch_dek(nodes[2].requester(), CHAIN, &target0, &u.dek_cid)
+        .await
+        .unwrap();
+    assert_eq!(stored.cid, u.dek_cid);
+    // validator 2 leaves (UNBONDING) in the chain state node 0 reads
+    let tx = sign_tx(
+        &operator(2),
+        CHAIN,
+        0,
+        vec![Action::LeaveValidator(LeaveValidator)],
+        "",
+    );
+    commit_block(&nodes[0].chain, vec![tx]);
+    refused_as_no_validator(&nodes[2], &target0, &u).await;
+    // validator 1 is still served
+    assert!(fetch_dek(nodes[1].requester(), CHAIN, &target0, &u.dek_cid)
+        .await
+        .is_ok());
 }

@@ -24,6 +24,8 @@ use chacha20poly1305::aead::stream::{DecryptorBE32, EncryptorBE32};
 use chacha20poly1305::aead::KeyInit;
 use chacha20poly1305::{ChaCha20Poly1305, Key};
 
+use zeroize::Zeroize;
+
 use super::{CryptoError, Dek};
 
 /// Plaintext bytes per chunk.
@@ -166,6 +168,49 @@ pub fn decrypt<R: Read, W: Write>(dek: &Dek, mut input: R, mut out: W) -> Result
     }
 }
 
+/// The bytes of a blob of `total` encrypted bytes that [`check_head`]
+/// needs: the header and the first chunk.
+pub fn head_len(total: u64) -> u64 {
+    total.min((HEADER_LEN + CHUNK + TAG) as u64)
+}
+
+/// Checks that `dek` is the key of a blob of `total` encrypted bytes whose
+/// first [`head_len`] bytes are `head`: the first chunk must authenticate
+/// (as the last chunk when it is the only one). It reads no further, so it
+/// proves the key without the whole blob.
+///
+/// # Errors
+/// A short head, a bad header, or a first chunk that does not authenticate.
+pub fn check_head(dek: &Dek, head: &[u8], total: u64) -> Result<(), CryptoError> {
+    if head.len() as u64 != head_len(total) || head.len() < HEADER_LEN + TAG {
+        return Err(CryptoError::Format(format!(
+            "head of {} bytes for a blob of {total}",
+            head.len()
+        )));
+    }
+    let (header, first) = head.split_at(HEADER_LEN);
+    if &header[..MAGIC.len()] != MAGIC {
+        return Err(CryptoError::Format("bad magic".into()));
+    }
+    let mut prefix = [0u8; PREFIX];
+    prefix.copy_from_slice(&header[MAGIC.len()..]);
+    let dec = DecryptorBE32::from_aead(aead(dek), (&prefix).into());
+    let mut buf = first.to_vec();
+    let only = HEADER_LEN as u64 + first.len() as u64 == total;
+    let ok = if only {
+        dec.decrypt_last_in_place(b"", &mut buf).is_ok()
+    } else {
+        let mut dec = dec;
+        dec.decrypt_next_in_place(b"", &mut buf).is_ok()
+    };
+    buf.zeroize();
+    if ok {
+        Ok(())
+    } else {
+        Err(CryptoError::Chunk { chunk: 0 })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +247,27 @@ mod tests {
             hex::encode(Sha256::digest(&sealed)),
             include_str!("stream_vector.hex")
         );
+    }
+
+    #[test]
+    fn check_head_proves_the_key_from_the_first_chunk() {
+        for n in [0, 5, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK] {
+            let sealed = seal(&dek(1), &pattern(n));
+            let total = sealed.len() as u64;
+            let head = &sealed[..head_len(total) as usize];
+            assert!(check_head(&dek(1), head, total).is_ok(), "len {n}");
+            assert!(check_head(&dek(2), head, total).is_err(), "len {n}");
+            let mut t = head.to_vec();
+            t[HEADER_LEN] ^= 1;
+            assert!(check_head(&dek(1), &t, total).is_err(), "len {n}");
+            assert!(check_head(&dek(1), &head[..head.len() - 1], total).is_err());
+            // claiming a one-chunk blob is longer (or the reverse) fails
+            assert!(
+                check_head(&dek(1), head, total + 1).is_err() || n >= CHUNK,
+                "len {n}"
+            );
+        }
+        assert!(check_head(&dek(1), b"", 0).is_err());
     }
 
     #[test]

@@ -70,9 +70,9 @@ pub async fn serve(
                 },
             ),
         )
-        .add_service(PeerServiceServer::new(peer::PeerServiceImpl {
-            node: local_node.clone(),
-        }))
+        .add_service(PeerServiceServer::new(peer::PeerServiceImpl::new(
+            local_node.clone(),
+        )))
         .add_service(LocalServiceServer::new(local::LocalServiceImpl {
             node: local_node,
         }))

@@ -6,7 +6,8 @@
 //! - `FetchWrappedDek(cid)`: only for a requester in the cid's DEK holder
 //!   set; this node unwraps its own copy and re-wraps it to the requester's
 //!   X25519 key from its validator record.
-//! - `FetchContent(cid)`: streams the encrypted blob in 256 KiB chunks.
+//! - `FetchContent(cid)`: streams the encrypted blob in 256 KiB chunks,
+//!   at most [`MAX_STREAMS`] at once.
 
 use std::io::Read;
 use std::sync::Arc;
@@ -26,8 +27,22 @@ use crate::proto::peer::{ContentChunk, SignedPeerRequest, WrappedDekResponse};
 
 const CHUNK: usize = 256 * 1024;
 
+/// Content streams served at once; each holds a blocking thread reading
+/// the file, so more are refused with `PEER_BUSY` (the requester retries).
+pub const MAX_STREAMS: usize = 8;
+
 pub struct PeerServiceImpl {
     pub node: Arc<LocalNode>,
+    streams: Arc<tokio::sync::Semaphore>,
+}
+
+impl PeerServiceImpl {
+    pub fn new(node: Arc<LocalNode>) -> Self {
+        PeerServiceImpl {
+            node,
+            streams: Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)),
+        }
+    }
 }
 
 struct Authed {
@@ -167,8 +182,14 @@ impl PeerService for PeerServiceImpl {
         let node = self.node.clone();
         let signed = request.into_inner();
         let mut file = blocking(move || open_content(&node, authenticate(&node, &signed)?)).await?;
+        let permit = self.streams.clone().try_acquire_owned().map_err(|_| {
+            let e = PeerError::Busy { open: MAX_STREAMS };
+            tracing::info!(code = e.code().value(), error = %e, "peer request refused");
+            e.to_status()
+        })?;
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let mut buf = vec![0u8; CHUNK];
             loop {
                 let item = match file.read(&mut buf) {

@@ -70,10 +70,14 @@ impl AssignmentSource for ChainAssignments {
         let prefix = uploads_prefix();
         let mut out = Vec::new();
         for (key, raw) in state.prefix_list(&prefix, None, usize::MAX)? {
-            let u = <Upload as prost::Message>::decode(raw.as_slice()).map_err(|e| {
-                anyhow::anyhow!("upload record {} is corrupt: {e}", hex::encode(&key))
-            })?;
-            out.push(of_upload(&u));
+            // consensus wrote it; if it still does not decode, one bad
+            // record must not stop every other upload from syncing
+            match <Upload as prost::Message>::decode(raw.as_slice()) {
+                Ok(u) => out.push(of_upload(&u)),
+                Err(e) => {
+                    tracing::error!(key = %hex::encode(&key), error = %e, "skipping a corrupt upload record")
+                }
+            }
         }
         Ok(out)
     }

@@ -3,7 +3,7 @@
 
 use prost::Message;
 
-use super::{decode, keys, LocalError, LocalRaw};
+use super::{decode, decode_rows, keys, LocalError, LocalRaw};
 use crate::crypto::wrap::WrappedDek;
 use crate::proto::local::StoredDek;
 
@@ -30,13 +30,15 @@ pub trait DeksExt: LocalRaw {
     fn put_dek(&self, d: &StoredDek) -> Result<(), LocalError> {
         self.put_raw(&keys::dek(&d.cid), &d.encode_to_vec())
     }
-    /// The cids of every wrapped DEK held, in key order.
+    /// The cids of every wrapped DEK held, in key order. A record that
+    /// does not decode, or is not shaped as a wrapped DEK, is not held: it
+    /// is skipped (and counted), so the reconciler fetches it again.
     fn dek_cids(&self) -> Result<Vec<Vec<u8>>, LocalError> {
         let prefix = keys::deks_prefix();
-        Ok(self
-            .scan_raw(&prefix)?
+        Ok(decode_rows::<StoredDek>(&prefix, self.scan_raw(&prefix)?)
             .into_iter()
-            .filter_map(|(k, _)| keys::id_of(&prefix, &k).map(<[u8]>::to_vec))
+            .filter(|(_, d)| wrapped_of(d).is_ok())
+            .map(|(cid, _)| cid)
             .collect())
     }
 }

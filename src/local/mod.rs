@@ -95,6 +95,26 @@ impl LocalStore {
         })
     }
 
+    /// Opens the local store; if RocksDB reports it corrupt, moves it aside
+    /// to `<path>.corrupt-<unix ms>` and starts an empty one, which the
+    /// reconciler refills from peers. Any other failure (a lock held by a
+    /// running node, permissions) is returned: only corruption is healed.
+    /// Returns the store and where the corrupt one went, if it moved.
+    pub fn open_or_rebuild(path: &Path) -> Result<(Self, Option<std::path::PathBuf>), LocalError> {
+        match Self::open(path) {
+            Ok(s) => Ok((s, None)),
+            Err(LocalError::Db(e)) if e.kind() == rocksdb::ErrorKind::Corruption => {
+                let mut aside = path.as_os_str().to_owned();
+                aside.push(format!(".corrupt-{}", peer_auth::now_ms()));
+                let aside = std::path::PathBuf::from(aside);
+                tracing::error!(error = %e, moved_to = %aside.display(), "local store is corrupt; starting an empty one");
+                std::fs::rename(path, &aside)?;
+                Ok((Self::open(path)?, Some(aside)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Opens the local store read-only, beside a running node (tests and
     /// diagnostics; it sees what was written before it opened).
     pub fn open_read_only(path: &Path) -> Result<Self, LocalError> {
@@ -149,6 +169,31 @@ pub fn chain_assignments() -> Arc<dyn assignments::AssignmentSource> {
     Arc::new(assignments::ChainAssignments)
 }
 
+/// The rows of `rows` that decode, keyed by the id after `prefix`. A row
+/// that does not decode is skipped, logged and counted
+/// (`stave_local_corrupt_rows_total`): the local store is rebuildable, so
+/// one bad row must not stop every reconcile round. The reconciler then
+/// sees the entry as missing and writes it again.
+pub(crate) fn decode_rows<M: prost::Message + Default>(
+    prefix: &[u8],
+    rows: Rows,
+) -> Vec<(Vec<u8>, M)> {
+    let mut out = Vec::with_capacity(rows.len());
+    for (k, v) in rows {
+        let Some(id) = keys::id_of(prefix, &k) else {
+            continue;
+        };
+        match decode::<M>(&k, &v) {
+            Ok(m) => out.push((id.to_vec(), m)),
+            Err(e) => {
+                crate::metrics::metrics().local_corrupt_rows.inc();
+                tracing::warn!(error = %e, "skipping a corrupt local-store row");
+            }
+        }
+    }
+    out
+}
+
 /// Decodes a protobuf record stored under `key`.
 pub(crate) fn decode<M: prost::Message + Default>(key: &[u8], raw: &[u8]) -> Result<M, LocalError> {
     M::decode(raw).map_err(|e| LocalError::corrupt(key, e))
@@ -175,3 +220,6 @@ pub trait MetaExt: LocalRaw {
     }
 }
 impl<T: LocalRaw + ?Sized> MetaExt for T {}
+
+#[cfg(test)]
+mod tests;

@@ -50,7 +50,10 @@ impl LocalNode {
         chain: ChainStore,
         assignments: Arc<dyn AssignmentSource>,
     ) -> anyhow::Result<Arc<Self>> {
-        let local = LocalStore::open(&home.local_dir())?;
+        let (local, moved) = LocalStore::open_or_rebuild(&home.local_dir())?;
+        if let Some(aside) = moved {
+            tracing::warn!(moved_to = %aside.display(), "local store rebuilt empty; refilling from peers");
+        }
         let content = ContentStore::open(&home.content_dir())?;
         let kek = crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
         let recovered = super::processing::Jobs::new(local.clone(), kek).recover()?;

@@ -45,6 +45,14 @@ pub enum PeerError {
     ContentMismatch { cid: String, reason: String },
     #[error("wrapped DEK for cid {cid} does not unwrap: {reason}")]
     DekUnwrap { cid: String, reason: String },
+    #[error("DEK for cid {cid} unwraps but does not open content {content}: {reason}")]
+    DekMismatch {
+        cid: String,
+        content: String,
+        reason: String,
+    },
+    #[error("too many content streams open ({open}); retry later")]
+    Busy { open: usize },
     #[error("local failure: {0}")]
     Local(String),
     #[error("peer {peer}: {reason}")]
@@ -63,6 +71,8 @@ impl PeerError {
             PeerError::NotHeld { .. } => Code::NotHeld,
             PeerError::ContentMismatch { .. } => Code::ContentMismatch,
             PeerError::DekUnwrap { .. } => Code::DekUnwrap,
+            PeerError::DekMismatch { .. } => Code::DekMismatch,
+            PeerError::Busy { .. } => Code::PeerBusy,
             PeerError::Local(_) => Code::LocalIo,
             PeerError::Remote { .. } => Code::PeerUnavailable,
         }
@@ -84,6 +94,7 @@ impl PeerError {
             | PeerError::WrongTarget { .. }
             | PeerError::NotDekHolder { .. } => tonic::Status::permission_denied(msg),
             PeerError::NotHeld { .. } => tonic::Status::not_found(msg),
+            PeerError::Busy { .. } => tonic::Status::resource_exhausted(msg),
             _ => tonic::Status::internal(msg),
         }
     }
@@ -135,7 +146,7 @@ pub fn check(
     }
     let requester_hex = hex::encode(&req.requester);
     let (requester, vk) =
-        crate::tx::identity_key(&req.requester).map_err(|_| PeerError::NotValidator {
+        crate::tx::parse_identity_key(&req.requester).map_err(|_| PeerError::NotValidator {
             requester: requester_hex.clone(),
         })?;
     let sig = <[u8; 64]>::try_from(signed.signature.as_slice())

@@ -4,19 +4,39 @@
 //! - A wrapped DEK is kept only if it unwraps with this validator's key.
 //! - Content goes to `content/.tmp/`, is cut off past the upload's
 //!   `encrypted_size`, and becomes visible only if its hash matches the cid.
+//! - No answer can stall a fetch: connections carry HTTP/2 keepalive,
+//!   every stream message must arrive within an idle limit ([`IDLE`] by
+//!   default), and a whole blob within [`deadline`] of its size.
 
 use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint};
 
+use tokio::time::{timeout, Instant};
+
 use super::content::ContentError;
 use super::node::LocalNode;
 use super::peer_auth::{now_ms, sign, PeerError};
 use crate::crypto::wrap::{unwrap_dek, WrappedDek};
+use crate::crypto::{stream, Dek};
 use crate::proto::local::StoredDek;
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::peer_service_client::PeerServiceClient;
-use crate::proto::peer::{FetchContent, FetchWrappedDek, PeerRequest, SignedPeerRequest};
+use crate::proto::peer::{
+    ContentChunk, FetchContent, FetchWrappedDek, PeerRequest, SignedPeerRequest,
+};
+
+/// The default longest wait for the next message of a content stream.
+pub const IDLE: Duration = Duration::from_secs(30);
+/// The slowest transfer rate a blob may take (bytes per second) before
+/// [`deadline`] cuts it off.
+const MIN_RATE: u64 = 256 * 1024;
+
+/// How long a blob of `size` bytes may take: a minute plus `size` at
+/// 256 KiB/s.
+pub fn deadline(size: u64) -> Duration {
+    Duration::from_secs(60 + size / MIN_RATE)
+}
 
 /// A validator to ask: its operator key and peer address (`host:port`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +64,9 @@ async fn connect(
     let ch = Endpoint::from_shared(url)
         .map_err(|e| remote(t, e))?
         .connect_timeout(Duration::from_secs(3))
+        .http2_keep_alive_interval(Duration::from_secs(10))
+        .keep_alive_timeout(Duration::from_secs(20))
+        .keep_alive_while_idle(true)
         .timeout(timeout)
         .connect()
         .await
@@ -87,14 +110,15 @@ pub fn signed_request(
     )
 }
 
-/// Asks `t` for this validator's wrapped DEK of `cid`; keeps nothing,
-/// returns the record to store only if it unwraps.
+/// Asks `t` for this validator's wrapped DEK of `cid`; keeps nothing.
+/// Returns the record to store and the raw DEK, only if it unwraps; the
+/// caller still checks that the DEK opens the content.
 pub async fn fetch_dek(
     me: Requester<'_>,
     chain_id: &str,
     t: &PeerTarget,
     cid: &[u8],
-) -> Result<StoredDek, PeerError> {
+) -> Result<(StoredDek, Dek), PeerError> {
     let req = signed_request(
         me.operator,
         chain_id,
@@ -123,13 +147,14 @@ pub async fn fetch_dek(
         ephemeral_pubkey: eph,
         ciphertext: resp.wrapped_dek.clone(),
     };
-    unwrap_dek(me.x25519, &wrapped, cid).map_err(|e| bad(e.to_string()))?;
-    Ok(StoredDek {
+    let dek = unwrap_dek(me.x25519, &wrapped, cid).map_err(|e| bad(e.to_string()))?;
+    let stored = StoredDek {
         cid: cid.to_vec(),
         wrapped_dek: resp.wrapped_dek,
         ephemeral_pubkey: resp.ephemeral_pubkey,
         source_validator: t.operator.to_vec(),
-    })
+    };
+    Ok((stored, dek))
 }
 
 fn content_err(e: ContentError) -> PeerError {
@@ -145,29 +170,97 @@ fn content_err(e: ContentError) -> PeerError {
     }
 }
 
-/// Streams the blob of `cid` from `t` into the content store; it becomes
-/// visible only if exactly `size` bytes arrive and their hash matches.
-pub async fn fetch_content(
-    node: &LocalNode,
+type ChunkStream = tonic::Streaming<ContentChunk>;
+
+/// Opens the content stream of `cid` at `t`.
+async fn open_stream(
+    me: &ed25519_dalek::SigningKey,
     chain_id: &str,
     t: &PeerTarget,
     cid: &[u8],
-    size: u64,
-) -> Result<u64, PeerError> {
+    within: Duration,
+) -> Result<ChunkStream, PeerError> {
     let req = signed_request(
-        &node.operator,
+        me,
         chain_id,
         t,
         Body::FetchContent(FetchContent { cid: cid.to_vec() }),
     );
-    let mut stream = connect(t, Duration::from_secs(600))
+    Ok(connect(t, within)
         .await?
         .fetch_content(req)
         .await
         .map_err(|s| remote(t, s.message()))?
-        .into_inner();
+        .into_inner())
+}
+
+/// The next chunk, within `idle` and before `end`.
+async fn next_chunk(
+    stream: &mut ChunkStream,
+    t: &PeerTarget,
+    idle: Duration,
+    end: Instant,
+) -> Result<Option<ContentChunk>, PeerError> {
+    let wait = idle.min(end.saturating_duration_since(Instant::now()));
+    match timeout(wait, stream.message()).await {
+        Ok(r) => r.map_err(|s| remote(t, s.message())),
+        Err(_) if Instant::now() >= end => Err(remote(t, "transfer deadline passed")),
+        Err(_) => Err(remote(t, format!("no data for {} s", wait.as_secs()))),
+    }
+}
+
+/// One blob to fetch: from whom, which, how big, how patiently.
+#[derive(Debug, Clone, Copy)]
+pub struct BlobRequest<'a> {
+    pub chain_id: &'a str,
+    pub target: &'a PeerTarget,
+    pub cid: &'a [u8],
+    /// The upload's `encrypted_size`; a peer sending more is cut off.
+    pub size: u64,
+    /// The longest wait for the next message.
+    pub idle: Duration,
+}
+
+impl BlobRequest<'_> {
+    async fn open(&self, node: &LocalNode) -> Result<ChunkStream, PeerError> {
+        let t = self.target;
+        open_stream(
+            &node.operator,
+            self.chain_id,
+            t,
+            self.cid,
+            deadline(self.size),
+        )
+        .await
+    }
+}
+
+/// The first [`stream::head_len`] bytes of the blob: enough to check a
+/// DEK against, without the blob.
+pub async fn fetch_head(node: &LocalNode, r: &BlobRequest<'_>) -> Result<Vec<u8>, PeerError> {
+    let want = usize::try_from(stream::head_len(r.size)).unwrap_or(usize::MAX);
+    let end = Instant::now() + deadline(want as u64);
+    let mut s = r.open(node).await?;
+    let mut head = Vec::with_capacity(want);
+    while head.len() < want {
+        let Some(chunk) = next_chunk(&mut s, r.target, r.idle, end).await? else {
+            break;
+        };
+        let take = chunk.data.len().min(want - head.len());
+        head.extend_from_slice(chunk.data.get(..take).unwrap_or_default());
+    }
+    Ok(head)
+}
+
+/// Streams the blob into the content store; it becomes visible only if
+/// exactly `size` bytes arrive and their hash matches, each message within
+/// `idle` and the whole within [`deadline`].
+pub async fn fetch_content(node: &LocalNode, r: &BlobRequest<'_>) -> Result<u64, PeerError> {
+    let (t, cid, size) = (r.target, r.cid, r.size);
+    let end = Instant::now() + deadline(size);
+    let mut stream = r.open(node).await?;
     let mut w = node.content.begin(cid, size).map_err(content_err)?;
-    while let Some(chunk) = stream.message().await.map_err(|s| remote(t, s.message()))? {
+    while let Some(chunk) = next_chunk(&mut stream, t, r.idle, end).await? {
         w = tokio::task::spawn_blocking(move || w.write(&chunk.data).map(|()| w))
             .await
             .map_err(|e| PeerError::Local(e.to_string()))?

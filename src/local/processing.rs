@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 
-use super::{decode, keys, LocalError, LocalRaw, LocalStore};
+use super::{decode, decode_rows, keys, LocalError, LocalRaw, LocalStore};
 use crate::crypto::kek::Kek;
 use crate::crypto::{generate_dek, Dek};
 use crate::proto::local::{JobStatus, ProcessingJob};
@@ -61,10 +61,11 @@ pub trait ProcessingExt: LocalRaw {
         self.put_raw(&keys::processing(&j.job_id), &j.encode_to_vec())
     }
     fn all_jobs(&self) -> Result<Vec<ProcessingJob>, LocalError> {
-        self.scan_raw(&keys::processing_prefix())?
+        let prefix = keys::processing_prefix();
+        Ok(decode_rows(&prefix, self.scan_raw(&prefix)?)
             .into_iter()
-            .map(|(k, v)| decode(&k, &v))
-            .collect()
+            .map(|(_, j)| j)
+            .collect())
     }
 }
 impl<T: LocalRaw + ?Sized> ProcessingExt for T {}

@@ -107,9 +107,11 @@ fn plan_kind<R: SyncRecord>(
         let flying = in_flight.contains(&(kind, cid.clone()));
         let mut entry = entry.cloned();
         let retry_at = entry.as_mut().map_or(0, |e| *e.retry_at_mut());
-        let (write, go) = missing(entry.map(|e| e.sync_status()), retry_at, flying, now_ms);
+        let status = entry.as_ref().map(|e| e.sync_status());
+        let (write, go) = missing(status, retry_at, flying, now_ms);
         if write {
-            let mut e = R::default();
+            // an entry back to PENDING keeps its attempts, so backoff goes on
+            let mut e = entry.unwrap_or_default();
             *e.cid_mut() = cid.clone();
             e.note_size(size, false);
             e.set_sync_status(SyncStatus::Pending);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{decode, keys, LocalError, LocalRaw};
+use super::{decode, decode_rows, keys, LocalError, LocalRaw};
 use crate::proto::local::{ContentSync, DekSync, SyncStatus};
 
 /// The operator-facing name of a status.
@@ -135,13 +135,9 @@ pub trait SyncExt: LocalRaw {
     }
     fn all_sync<R: SyncRecord>(&self) -> Result<BTreeMap<Vec<u8>, R>, LocalError> {
         let prefix = R::prefix();
-        let mut out = BTreeMap::new();
-        for (k, v) in self.scan_raw(&prefix)? {
-            if let Some(id) = keys::id_of(&prefix, &k) {
-                out.insert(id.to_vec(), decode(&k, &v)?);
-            }
-        }
-        Ok(out)
+        Ok(decode_rows(&prefix, self.scan_raw(&prefix)?)
+            .into_iter()
+            .collect())
     }
     fn content_sync(&self, cid: &[u8]) -> Result<Option<ContentSync>, LocalError> {
         self.sync_entry(cid)

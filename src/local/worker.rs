@@ -17,15 +17,20 @@ use super::assignments::Assignment;
 use super::deks::DeksExt;
 use super::node::{active_validator, LocalNode};
 use super::peer_auth::{now_ms, PeerError};
-use super::peer_client::{fetch_content, fetch_dek, PeerTarget};
+use super::peer_client::{fetch_content, fetch_dek, fetch_head, PeerTarget};
 use super::reconcile::{backoff_ms, plan, wanted, Kind, LocalView};
 use super::status::{counts, publish_gauges};
 use super::sync::{SyncExt, SyncRecord};
 use super::MetaExt;
+use crate::crypto::{stream, Dek};
 use crate::proto::local::{ContentSync, DekSync, SyncStatus};
+use crate::store::View;
 
 /// Fetches running now, by kind and cid.
 type InFlight = BTreeSet<(Kind, Vec<u8>)>;
+/// Fetches whose FAILED entry could not be written: (attempts, retry time)
+/// kept in memory, so a failing disk does not turn retries into a loop.
+type HeldOff = BTreeMap<(Kind, Vec<u8>), (u32, u64)>;
 
 /// Worker settings (node-local).
 #[derive(Debug, Clone)]
@@ -34,6 +39,8 @@ pub struct WorkerConfig {
     pub tick: Duration,
     pub backoff_base_ms: u64,
     pub backoff_max_ms: u64,
+    /// The longest a peer's content stream may go without a message.
+    pub idle: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -43,6 +50,7 @@ impl Default for WorkerConfig {
             tick: Duration::from_secs(2),
             backoff_base_ms: 1_000,
             backoff_max_ms: 60_000,
+            idle: super::peer_client::IDLE,
         }
     }
 }
@@ -53,6 +61,7 @@ pub struct Worker {
     node: Arc<LocalNode>,
     cfg: WorkerConfig,
     in_flight: Arc<Mutex<InFlight>>,
+    held_off: Arc<Mutex<HeldOff>>,
     permits: Arc<Semaphore>,
 }
 
@@ -70,6 +79,7 @@ impl Worker {
             node,
             cfg,
             in_flight: Arc::default(),
+            held_off: Arc::default(),
             permits,
         }
     }
@@ -101,6 +111,7 @@ impl Worker {
         let Some(height) = height else {
             return Ok(Round::default());
         };
+        let fetches = self.not_held_off(fetches);
         let started = fetches.len();
         for (kind, cid, a) in fetches {
             if !self.in_flight.lock().insert((kind, cid.clone())) {
@@ -121,103 +132,39 @@ impl Worker {
         })
     }
 
-    async fn fetch(&self, kind: Kind, cid: &[u8], a: &Assignment) {
-        let node = self.node.clone();
-        let set = match kind {
-            Kind::Content => &a.replication_set,
-            Kind::Dek => &a.dek_holder_set,
-        };
-        let (cid_v, set_v) = (cid.to_vec(), set.clone());
-        let prep = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-            mark(&node, kind, &cid_v, Op::Downloading)?;
-            let view = node.chain.view();
-            let chain_id = view.commit_info()?.chain_id;
-            let me = node.me();
-            let mut peers = Vec::new();
-            for op in set_v.iter().filter(|op| **op != me) {
-                if let Some(v) = active_validator(&view, op)? {
-                    peers.push(PeerTarget {
-                        operator: *op,
-                        address: v.address,
-                    });
-                }
-            }
-            Ok((chain_id, peers))
-        })
-        .await;
-        let (chain_id, peers) = match prep {
-            Ok(Ok(x)) => x,
-            Ok(Err(e)) => return self.failed(kind, cid, e.to_string()).await,
-            Err(e) => return self.failed(kind, cid, e.to_string()).await,
-        };
-        let mut errors = Vec::new();
-        for t in &peers {
-            match self.try_peer(kind, &chain_id, t, cid, a).await {
-                Ok(()) => return,
-                Err(e) => errors.push(format!("code {} {e}", e.code().value())),
-            }
-        }
-        if peers.is_empty() {
-            errors.push("no other active validator in the set".into());
-        }
-        self.failed(kind, cid, errors.join("; ")).await;
-    }
-
-    async fn try_peer(
-        &self,
-        kind: Kind,
-        chain_id: &str,
-        t: &PeerTarget,
-        cid: &[u8],
-        a: &Assignment,
-    ) -> Result<(), PeerError> {
-        let node = self.node.clone();
-        let source = t.operator.to_vec();
-        let cid_v = cid.to_vec();
-        match kind {
-            Kind::Content => {
-                let size = fetch_content(&node, chain_id, t, cid, a.encrypted_size).await?;
-                blocking(move || mark(&node, kind, &cid_v, Op::Done { source, size })).await
-            }
-            Kind::Dek => {
-                let stored = fetch_dek(node.requester(), chain_id, t, cid).await?;
-                blocking(move || {
-                    node.local.put_dek(&stored)?;
-                    mark(&node, kind, &cid_v, Op::Done { source, size: 0 })
-                })
-                .await
-            }
-        }
+    /// Drops fetches held off in memory; forgets hold-offs that ended a
+    /// full backoff period ago (their attempt count starts again).
+    fn not_held_off(&self, fetches: Fetches) -> Fetches {
+        let now = now_ms();
+        let mut held = self.held_off.lock();
+        held.retain(|_, (_, at)| at.saturating_add(self.cfg.backoff_max_ms) > now);
+        fetches
+            .into_iter()
+            .filter(|(k, c, _)| held.get(&(*k, c.clone())).is_none_or(|(_, at)| *at <= now))
+            .collect()
     }
 
     async fn failed(&self, kind: Kind, cid: &[u8], error: String) {
         tracing::warn!(?kind, cid = %hex::encode(cid), %error, "fetch failed");
         let node = self.node.clone();
-        let (base, max) = (self.cfg.backoff_base_ms, self.cfg.backoff_max_ms);
-        let cid = cid.to_vec();
-        let _ = tokio::task::spawn_blocking(move || {
-            mark(
-                &node,
-                kind,
-                &cid,
-                Op::Failed {
-                    error,
-                    base_ms: base,
-                    max_ms: max,
-                },
-            )
-        })
-        .await;
+        let (base_ms, max_ms) = (self.cfg.backoff_base_ms, self.cfg.backoff_max_ms);
+        let cid_v = cid.to_vec();
+        let op = Op::Failed {
+            error,
+            base_ms,
+            max_ms,
+        };
+        let written = blocking(move || mark(&node, kind, &cid_v, op)).await;
+        if let Err(e) = written {
+            tracing::error!(?kind, cid = %hex::encode(cid), error = %e, "FAILED entry not written; holding off in memory");
+            let mut held = self.held_off.lock();
+            let entry = held.entry((kind, cid.to_vec())).or_insert((0, 0));
+            entry.0 = entry.0.saturating_add(1);
+            entry.1 = now_ms().saturating_add(backoff_ms(entry.0, base_ms, max_ms));
+        } else {
+            self.held_off.lock().remove(&(kind, cid.to_vec()));
+        }
     }
-}
-
-async fn blocking(
-    f: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
-) -> Result<(), PeerError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| PeerError::Local(e.to_string()))?
-        .map_err(|e| PeerError::Local(format!("{e:#}")))
 }
 
 /// A change to a sync entry.
@@ -262,7 +209,11 @@ fn apply<R: SyncRecord>(e: &mut R, op: Op) {
 }
 
 fn update<R: SyncRecord>(node: &LocalNode, cid: &[u8], op: Op) -> anyhow::Result<()> {
-    let mut e: R = node.local.sync_entry(cid)?.unwrap_or_default();
+    // a corrupt entry is rewritten whole
+    let mut e: R = match node.local.sync_entry(cid) {
+        Err(super::LocalError::Corrupt { .. }) => R::default(),
+        other => other?.unwrap_or_default(),
+    };
     *e.cid_mut() = cid.to_vec();
     apply(&mut e, op);
     node.local.put_sync(&e)?;
@@ -352,3 +303,6 @@ fn read_local(
         in_flight,
     })
 }
+
+mod fetch;
+use fetch::blocking;

@@ -179,6 +179,10 @@ pub enum Code {
     LocalIo = 409,
     /// Local store: no peer could be reached or answered.
     PeerUnavailable = 410,
+    /// Local store: a fetched DEK unwraps but does not open the content.
+    DekMismatch = 411,
+    /// Peer service: too many content streams are open; retry later.
+    PeerBusy = 412,
 }
 
 impl Code {
@@ -273,11 +277,13 @@ impl Code {
             Code::DekUnwrap => "DEK_UNWRAP",
             Code::LocalIo => "LOCAL_IO",
             Code::PeerUnavailable => "PEER_UNAVAILABLE",
+            Code::DekMismatch => "DEK_MISMATCH",
+            Code::PeerBusy => "PEER_BUSY",
         }
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 84] = [
+    pub const ALL: [Code; 86] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -362,6 +368,8 @@ impl Code {
         Code::DekUnwrap,
         Code::LocalIo,
         Code::PeerUnavailable,
+        Code::DekMismatch,
+        Code::PeerBusy,
     ];
 }
 

@@ -260,7 +260,9 @@ fn canonical_y(b: &[u8; 32]) -> bool {
     !(top_all_ones && b[0] >= 0xed)
 }
 
-fn parse_identity_key(
+/// [`identity_key`] without the cache: for keys from requests not yet
+/// authenticated, which must not fill the cache.
+pub fn parse_identity_key(
     bytes: &[u8],
 ) -> Result<([u8; 32], ed25519_consensus::VerificationKey), TxError> {
     let invalid = |reason: &str| TxError::InvalidSigner {

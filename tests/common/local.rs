@@ -172,6 +172,7 @@ pub fn worker(node: Arc<LocalNode>) -> Worker {
             tick: Duration::from_millis(100),
             backoff_base_ms: 200,
             backoff_max_ms: 1_000,
+            idle: Duration::from_secs(2),
         },
     )
 }
@@ -205,7 +206,7 @@ pub async fn cluster(dir: &Path, n: usize, assignments: Vec<Assignment>) -> Vec<
         let d = dir.join(format!("node{i}"));
         let chain = chain_at_genesis(&d, &state, n);
         let node = local_node(&d, chain, i, operator(i), assignments.clone());
-        serve(l, stave::grpc::peer::PeerServiceImpl { node: node.clone() });
+        serve(l, stave::grpc::peer::PeerServiceImpl::new(node.clone()));
         nodes.push(node);
     }
     nodes

@@ -200,3 +200,30 @@ fn backoff_doubles_and_caps() {
     assert_eq!(backoff_ms(30, 1000, 60_000), 60_000);
     assert_eq!(backoff_ms(u32::MAX, u64::MAX, u64::MAX), u64::MAX);
 }
+
+#[test]
+fn an_entry_cut_off_by_a_restart_keeps_its_attempts() {
+    let a = Assignment {
+        dek_cid: cid(1),
+        content_cid: cid(2),
+        encrypted_size: 10,
+        replication_set: vec![[9; 32]],
+        dek_holder_set: vec![],
+    };
+    let w = wanted(&[9; 32], &[a]);
+    let mut local = LocalView::default();
+    let mut e = ContentSync {
+        cid: cid(2),
+        attempts: 3,
+        retry_at_ms: 50,
+        ..Default::default()
+    };
+    e.set_status(SyncStatus::Downloading);
+    local.content_sync.insert(cid(2), e);
+    let p = plan(&w, &local, 100);
+    assert_eq!(p.fetch, vec![(Kind::Content, cid(2))]);
+    assert_eq!(p.content_writes.len(), 1);
+    let e = &p.content_writes[0];
+    assert_eq!(e.status(), SyncStatus::Pending);
+    assert_eq!(e.attempts, 3, "backoff goes on from the attempts so far");
+}

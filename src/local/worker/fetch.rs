@@ -1,0 +1,192 @@
+//! The fetch side of the worker: ask the peers of an assignment in turn,
+//! keep what checks out. A wrapped DEK must unwrap *and* open the content
+//! (its first STREAM chunk), read from the local, hash-verified blob or
+//! from the head of the blob at a replica.
+
+use super::*;
+use crate::local::peer_client::BlobRequest;
+
+impl Worker {
+    fn blob<'a>(&self, chain_id: &'a str, t: &'a PeerTarget, a: &'a Assignment) -> BlobRequest<'a> {
+        BlobRequest {
+            chain_id,
+            target: t,
+            cid: &a.content_cid,
+            size: a.encrypted_size,
+            idle: self.cfg.idle,
+        }
+    }
+
+    pub(super) async fn fetch(&self, kind: Kind, cid: &[u8], a: &Assignment) {
+        let node = self.node.clone();
+        let (cid_v, a2) = (cid.to_vec(), a.clone());
+        let prep = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+            mark(&node, kind, &cid_v, Op::Downloading)?;
+            let view = node.chain.view();
+            let chain_id = view.commit_info()?.chain_id;
+            let peers = Peers {
+                dek: peers_in(&node, &view, &a2.dek_holder_set)?,
+                content: peers_in(&node, &view, &a2.replication_set)?,
+            };
+            Ok((chain_id, peers))
+        })
+        .await;
+        let (chain_id, peers) = match prep {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => return self.failed(kind, cid, e.to_string()).await,
+            Err(e) => return self.failed(kind, cid, e.to_string()).await,
+        };
+        let sources = match kind {
+            Kind::Content => &peers.content,
+            Kind::Dek => &peers.dek,
+        };
+        let mut errors = Vec::new();
+        for t in sources {
+            match self.try_peer(kind, &chain_id, t, &peers, a).await {
+                Ok(()) => return,
+                Err(e) => errors.push(format!("code {} {e}", e.code().value())),
+            }
+        }
+        if sources.is_empty() {
+            errors.push("no other active validator in the set".into());
+        }
+        self.failed(kind, cid, errors.join("; ")).await;
+    }
+
+    async fn try_peer(
+        &self,
+        kind: Kind,
+        chain_id: &str,
+        t: &PeerTarget,
+        peers: &Peers,
+        a: &Assignment,
+    ) -> Result<(), PeerError> {
+        let node = self.node.clone();
+        let source = t.operator.to_vec();
+        match kind {
+            Kind::Content => {
+                let cid = a.content_cid.clone();
+                let size = fetch_content(&node, &self.blob(chain_id, t, a)).await?;
+                blocking(move || mark(&node, kind, &cid, Op::Done { source, size })).await
+            }
+            Kind::Dek => {
+                let (stored, dek) = fetch_dek(node.requester(), chain_id, t, &a.dek_cid).await?;
+                self.check_dek(chain_id, &dek, t, peers, a).await?;
+                let cid = a.dek_cid.clone();
+                blocking(move || {
+                    node.local.put_dek(&stored)?;
+                    mark(&node, kind, &cid, Op::Done { source, size: 0 })
+                })
+                .await
+            }
+        }
+    }
+
+    /// Checks that `dek` (from `from`) opens the upload's content: against
+    /// the local, hash-verified blob when this validator holds it, else
+    /// against the head of the blob from a replica, other replicas than
+    /// `from` first. A DEK that unwraps but is not the content's is refused.
+    async fn check_dek(
+        &self,
+        chain_id: &str,
+        dek: &Dek,
+        from: &PeerTarget,
+        peers: &Peers,
+        a: &Assignment,
+    ) -> Result<(), PeerError> {
+        let (node, cid, size) = (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
+        let head = match blocking_value(move || local_head(&node, &cid, size)).await? {
+            Some(h) => h,
+            None => self.remote_head(chain_id, from, peers, a).await?,
+        };
+        stream::check_head(dek, &head, size).map_err(|e| mismatch(a, e))
+    }
+
+    /// The head of the upload's blob from the first replica that serves
+    /// it, replicas other than `from` first.
+    async fn remote_head(
+        &self,
+        chain_id: &str,
+        from: &PeerTarget,
+        peers: &Peers,
+        a: &Assignment,
+    ) -> Result<Vec<u8>, PeerError> {
+        let others = peers.content.iter().filter(|p| *p != from);
+        let mut errors = Vec::new();
+        for t in others.chain(peers.content.iter().filter(|p| *p == from)) {
+            match fetch_head(&self.node, &self.blob(chain_id, t, a)).await {
+                Ok(h) => return Ok(h),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        errors.push("no replica served the head of the content".into());
+        Err(mismatch(
+            a,
+            format!("cannot check it: {}", errors.join("; ")),
+        ))
+    }
+}
+
+pub(super) async fn blocking(
+    f: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+) -> Result<(), PeerError> {
+    blocking_value(f).await
+}
+
+async fn blocking_value<T: Send + 'static>(
+    f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> Result<T, PeerError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| PeerError::Local(e.to_string()))?
+        .map_err(|e| PeerError::Local(format!("{e:#}")))
+}
+
+/// The validators to ask: the active ones of each set but this one, in a
+/// random order, so that retries do not always start at the same peer.
+struct Peers {
+    dek: Vec<PeerTarget>,
+    content: Vec<PeerTarget>,
+}
+
+fn peers_in(
+    node: &LocalNode,
+    view: &View<'_>,
+    set: &[[u8; 32]],
+) -> anyhow::Result<Vec<PeerTarget>> {
+    use rand::seq::SliceRandom;
+    let me = node.me();
+    let mut peers = Vec::new();
+    for op in set.iter().filter(|op| **op != me) {
+        if let Some(v) = active_validator(view, op)? {
+            peers.push(PeerTarget {
+                operator: *op,
+                address: v.address,
+            });
+        }
+    }
+    peers.shuffle(&mut rand::thread_rng());
+    Ok(peers)
+}
+
+/// The head of the local blob of `cid` if it is held (a visible file passed
+/// its hash check) and has the upload's size.
+fn local_head(node: &LocalNode, cid: &[u8], size: u64) -> anyhow::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    if node.content.size(cid) != Some(size) {
+        return Ok(None);
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(node.content.path_of(cid))?
+        .take(stream::head_len(size))
+        .read_to_end(&mut head)?;
+    Ok(Some(head))
+}
+
+fn mismatch(a: &Assignment, reason: impl std::fmt::Display) -> PeerError {
+    PeerError::DekMismatch {
+        cid: hex::encode(&a.dek_cid),
+        content: hex::encode(&a.content_cid),
+        reason: reason.to_string(),
+    }
+}
