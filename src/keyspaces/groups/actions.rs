@@ -4,6 +4,7 @@
 use super::{next_group_status, require_authority, GroupStatus, GroupsRead, GroupsWrite};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::validators::election::{self, cast, require_active, Decision};
+use crate::keyspaces::validators::expiry::{self, Subject};
 use crate::keyspaces::validators::GovError;
 use crate::keyspaces::{Event, TxContext};
 use crate::proto::governance as pb;
@@ -84,20 +85,21 @@ impl pb::ApplyGroup {
                 self.group_id
             )));
         }
-        if previous.is_none() {
-            let count = state.group_count()?;
-            let limit = ctx.params.governance.max_groups;
-            if count >= u64::from(limit) {
-                return Err(GovError::Cap {
-                    what: "groups",
-                    got: count + 1,
-                    limit: u64::from(limit),
-                }
-                .into());
+        // an earlier application here failed or expired and was released
+        let count = state.group_count()?;
+        let limit = ctx.params.governance.max_groups;
+        if count >= u64::from(limit) {
+            return Err(GovError::Cap {
+                what: "groups",
+                got: count + 1,
+                limit: u64::from(limit),
             }
-            state.put_group_count(count + 1);
+            .into());
         }
+        state.put_group_count(count + 1);
         let e = election::open(pb::ElectionKind::Admit, prev_election.as_ref(), ctx.height);
+        let subject = Subject::Group(self.group_id.clone());
+        expiry::schedule(state, &subject, &e, &ctx.params.governance);
         state.put_group_application(&pb::GroupRecord {
             group_id: self.group_id.clone(),
             takedown_authorities: self.takedown_authorities.clone(),
@@ -162,7 +164,20 @@ impl pb::VoteGroup {
         let mut e = match rec.election.clone() {
             Some(e) if e.status == election::OPEN && e.kind == self.kind => e,
             _ if is_application => return Err(closed().into()),
-            prev => election::open(kind, prev.as_ref(), ctx.height),
+            Some(e) if e.status == election::OPEN => {
+                return Err(TxError::Conflict(format!(
+                    "group {:?} has an open {} election (round {}); it must close first",
+                    self.group_id,
+                    election::kind_name(e.kind),
+                    e.round
+                )))
+            }
+            prev => {
+                let e = election::open(kind, prev.as_ref(), ctx.height);
+                let subject = Subject::Group(self.group_id.clone());
+                expiry::schedule(state, &subject, &e, &ctx.params.governance);
+                e
+            }
         };
         let d = cast(
             state,
@@ -173,6 +188,11 @@ impl pb::VoteGroup {
             &self.group_id,
         )?;
         rec.election = Some(e);
+        if (d == Decision::Failed && is_application)
+            || (d == Decision::Passed && to == GroupStatus::Removed)
+        {
+            super::expiry::release(state)?;
+        }
         if d == Decision::Passed {
             if is_application {
                 rec.admitted_at = ctx.height;

@@ -8,8 +8,10 @@
 //! member of the ACTIVE group at upload time ([`require_member`]).
 
 mod actions;
+mod expiry;
 
 pub use actions::{ApplyGroup, RotateTakedownAuthority, SetGroupMember, VoteGroup};
+pub use expiry::expire_group_election;
 
 use prost::Message;
 
@@ -129,7 +131,7 @@ pub trait GroupsRead: StateRead {
     fn group_application(&self, group_id: &str) -> Result<Option<pb::GroupRecord>, StoreError> {
         read(self, application_key(group_id))
     }
-    /// Group ids ever applied for (the `max_groups` cap counts them).
+    /// Open applications plus groups not REMOVED (the `max_groups` cap).
     fn group_count(&self) -> Result<u64, StoreError> {
         Ok(self
             .get_raw(&group_count_key())?

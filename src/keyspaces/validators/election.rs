@@ -9,6 +9,8 @@ use crate::proto::governance as pb;
 pub const OPEN: u32 = 1;
 pub const PASSED: u32 = 2;
 pub const FAILED: u32 = 3;
+/// Still open `election_blocks` after it opened.
+pub const EXPIRED: u32 = 4;
 
 /// The result of a tally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +51,7 @@ pub fn status_name(status: u32) -> &'static str {
         OPEN => "OPEN",
         PASSED => "PASSED",
         FAILED => "FAILED",
+        EXPIRED => "EXPIRED",
         _ => "NONE",
     }
 }

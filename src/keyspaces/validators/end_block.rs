@@ -1,4 +1,5 @@
-//! End of block: unbonding validators whose period is over become REMOVED,
+//! End of block: elections open `election_blocks` expire
+//! ([`super::expiry`]), unbonding validators whose period is over become REMOVED,
 //! then the queued updates that fit are planned ([`super::updates::plan`]),
 //! recorded as CometBFT's set (effective at H+2) and returned.
 
@@ -29,6 +30,7 @@ pub fn end_block<S: StateWrite>(
     params: &GovernanceParams,
 ) -> Result<EndBlock, TxError> {
     let mut out = EndBlock::default();
+    super::expiry::expire_due(state, height, params, &mut out.events)?;
     mature_unbonding(state, height, params, &mut out.events)?;
     let queue = state.update_queue()?;
     if queue.updates.is_empty() {

@@ -95,6 +95,8 @@ pub(crate) fn enter<S: StateWrite>(
         }
         ValidatorStatus::Removed => {
             gov.removed_at = at.height;
+            // the records cap counts live records only
+            totals.records = totals.records.saturating_sub(1);
             // Only a validator that reached CometBFT's set leaves it.
             if was_active || from == ValidatorStatus::Unbonding as u32 {
                 state.enqueue_update(&consensus, 0, at.height)?;

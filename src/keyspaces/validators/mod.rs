@@ -10,6 +10,7 @@ pub mod actions;
 pub mod election;
 mod end_block;
 mod error;
+pub mod expiry;
 mod jurisdiction;
 mod keys;
 mod lifecycle;

@@ -13,7 +13,7 @@ pub struct GovernanceParams {
     pub elected_validator_power: u64,
     /// Blocks from `LeaveValidator` to REMOVED.
     pub unbonding_blocks: u64,
-    /// Validator records of any status.
+    /// Validator records that are not REMOVED.
     pub max_validator_records: u32,
     /// ACTIVE validators.
     pub max_active_validators: u32,
@@ -25,6 +25,8 @@ pub struct GovernanceParams {
     pub max_group_members: u32,
     pub max_reason_bytes: u32,
     pub max_counter_notice_bytes: u32,
+    /// Blocks an election stays open before it closes as EXPIRED.
+    pub election_blocks: u64,
 }
 
 impl Default for GovernanceParams {
@@ -42,6 +44,7 @@ impl Default for GovernanceParams {
             max_group_members: 1000,
             max_reason_bytes: 1024,
             max_counter_notice_bytes: 4096,
+            election_blocks: 20_000,
         }
     }
 }
@@ -58,6 +61,9 @@ impl GovernanceParams {
                 "governance: elected_validator_power ({}) and unbonding_blocks ({}) must be positive",
                 g.elected_validator_power, g.unbonding_blocks
             ));
+        }
+        if g.election_blocks == 0 {
+            return Err("governance: election_blocks must be positive".into());
         }
         if g.max_group_authorities == 0 {
             return Err("governance: max_group_authorities must be positive".into());
@@ -96,6 +102,7 @@ impl From<&GovernanceParams> for pb::GovernanceParams {
             max_group_members: g.max_group_members,
             max_reason_bytes: g.max_reason_bytes,
             max_counter_notice_bytes: g.max_counter_notice_bytes,
+            election_blocks: g.election_blocks,
         }
     }
 }
@@ -115,6 +122,7 @@ impl From<pb::GovernanceParams> for GovernanceParams {
             max_group_members: g.max_group_members,
             max_reason_bytes: g.max_reason_bytes,
             max_counter_notice_bytes: g.max_counter_notice_bytes,
+            election_blocks: g.election_blocks,
         }
     }
 }

@@ -104,6 +104,9 @@ pub trait ValidatorsWrite: StateWrite {
         height: u64,
     ) -> Result<(), StoreError> {
         let mut q = self.update_queue()?;
+        // the newest wanted power supersedes any still queued for the key
+        q.updates
+            .retain(|u| u.consensus_key.as_slice() != consensus);
         q.updates.push(gpb::QueuedUpdate {
             consensus_key: consensus.to_vec(),
             power,

@@ -53,16 +53,19 @@ pub enum ValidatorEvent {
     RemovedByVote,
     /// The unbonding period ended.
     Unbonded,
+    /// The admission election expired undecided.
+    Expired,
 }
 
 impl ValidatorEvent {
-    pub const ALL: [ValidatorEvent; 6] = [
+    pub const ALL: [ValidatorEvent; 7] = [
         ValidatorEvent::Apply,
         ValidatorEvent::Admitted,
         ValidatorEvent::Rejected,
         ValidatorEvent::Leave,
         ValidatorEvent::RemovedByVote,
         ValidatorEvent::Unbonded,
+        ValidatorEvent::Expired,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +76,7 @@ impl ValidatorEvent {
             ValidatorEvent::Leave => "leave",
             ValidatorEvent::RemovedByVote => "remove",
             ValidatorEvent::Unbonded => "unbond",
+            ValidatorEvent::Expired => "expire",
         }
     }
 }
@@ -87,7 +91,7 @@ pub fn next_status(
     match (from, event) {
         (None | Some(S::Removed), E::Apply) => Some(S::Candidate),
         (Some(S::Candidate), E::Admitted) => Some(S::Active),
-        (Some(S::Candidate), E::Rejected | E::Leave) => Some(S::Removed),
+        (Some(S::Candidate), E::Rejected | E::Leave | E::Expired) => Some(S::Removed),
         (Some(S::Active), E::Leave) => Some(S::Unbonding),
         (Some(S::Active), E::RemovedByVote) => Some(S::Removed),
         (Some(S::Unbonding), E::Unbonded) => Some(S::Removed),
@@ -122,6 +126,7 @@ mod tests {
             (Some(S::Candidate), E::Admitted, S::Active),
             (Some(S::Candidate), E::Rejected, S::Removed),
             (Some(S::Candidate), E::Leave, S::Removed),
+            (Some(S::Candidate), E::Expired, S::Removed),
             (Some(S::Active), E::Leave, S::Unbonding),
             (Some(S::Active), E::RemovedByVote, S::Removed),
             (Some(S::Unbonding), E::Unbonded, S::Removed),

@@ -4,7 +4,7 @@
 use super::key32;
 use crate::keyspaces::params::Params;
 use crate::keyspaces::validators::{
-    election, is_jurisdiction, transition, x25519_contributory, GovError, ValidatorEvent,
+    election, expiry, is_jurisdiction, transition, x25519_contributory, GovError, ValidatorEvent,
     ValidatorStatus, ValidatorsRead, ValidatorsWrite,
 };
 use crate::keyspaces::{Event, TxContext};
@@ -178,7 +178,11 @@ impl ApplyValidator {
             }
         }
         let mut totals = state.validator_totals()?;
-        if old.is_none() {
+        // a new record, or one back from REMOVED, is live again
+        if old
+            .as_ref()
+            .is_none_or(|r| r.status == ValidatorStatus::Removed as u32)
+        {
             let limit = ctx.params.governance.max_validator_records;
             if totals.records >= limit {
                 return Err(GovError::Cap {
@@ -225,6 +229,10 @@ impl ApplyValidator {
             }),
         };
         debug_assert_eq!(status, ValidatorStatus::Candidate);
+        if let Some(e) = record.governance.as_ref().and_then(|g| g.election.as_ref()) {
+            let subject = expiry::Subject::Validator(op);
+            expiry::schedule(state, &subject, e, &ctx.params.governance);
+        }
         state.put_validator(&op, &record);
         state.put_validator_by_consensus(&self.consensus_key, &op);
         ctx.emit(

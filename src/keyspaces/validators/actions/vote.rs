@@ -5,7 +5,7 @@
 
 use crate::keyspaces::params::Params;
 use crate::keyspaces::validators::{
-    election, transition, GovError, ValidatorEvent, ValidatorStatus, ValidatorsRead,
+    election, expiry, transition, GovError, ValidatorEvent, ValidatorStatus, ValidatorsRead,
     ValidatorsWrite,
 };
 use crate::keyspaces::{Event, TxContext};
@@ -115,6 +115,11 @@ impl VoteValidator {
             }
         };
         let mut e = self.election_for(&record, status, ctx.height)?;
+        if e.votes.is_empty() {
+            // a removal election opens with its first vote
+            let subject = expiry::Subject::Validator(self.subject);
+            expiry::schedule(state, &subject, &e, &ctx.params.governance);
+        }
         if election::has_voted(&e, &voter) {
             return Err(GovError::DoubleVote {
                 voter: hex::encode(voter),
