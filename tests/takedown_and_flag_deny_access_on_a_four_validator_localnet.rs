@@ -11,7 +11,9 @@
 //!   TAKEN_DOWN), for the owner too;
 //! - `stave query groups takedown|flags|group` read the records back;
 //! - a second cid of the group, taken down and then dismissed by 2 of 4
-//!   votes, is open again;
+//!   votes, is open again; these steps (flag, member, request, votes) go
+//!   through `stave tx flag|group|takedown`, signed from a keyring or a
+//!   validator's home;
 //! - all nodes end with identical app hashes.
 //!
 //! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 39000.
@@ -142,7 +144,12 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
         net.wait_stave_height(i, 1, WAIT).await;
     }
     let ops: Vec<SigningKey> = (0..net.nodes).map(|i| operator(&net, i)).collect();
-    let (uploader, authority, consumer) = (key(), key(), key());
+    // the authority's key lives in a keyring, so the CLI can sign with it
+    let keyring = tempfile::tempdir().expect("keyring dir");
+    let keyring_dir = keyring.path().to_str().expect("utf-8 path").to_string();
+    let authority = stave::keyfile::create_ed25519(&keyring.path().join("authority.json"))
+        .expect("authority key");
+    let (uploader, consumer) = (key(), key());
     let consumer_pk = set_key(&consumer);
 
     // the group: applied for by its member, admitted by 3 of 4 validators
@@ -246,18 +253,83 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
     let g = cli("query groups group", &["group", GROUP]);
     assert_eq!(g["group"]["status"], "ACTIVE", "{g}");
 
-    // a dismissed takedown (2 of 4 against: over 1/3) reopens access
+    // the same actions through `stave tx`: the authority (keyring) adds a
+    // member and flags; a dismissed takedown (2 of 4 against: over 1/3)
+    // reopens access, the votes signed with the validators' homes
     release(&net, &ops, &uploader, CID2, &consumer_pk).await;
-    submit(
+    let cid2_hex = hex::encode(CID2);
+    let consumer_hex = hex::encode(&consumer_pk);
+    let tx = |what: &str, node: usize, args: &[&str]| {
+        let url = net.grpc_url(node);
+        let mut full = vec!["--output", "json", "tx"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--node", &url]);
+        let out = net.stave_cmd(&full);
+        net.expect_success(what, &out);
+        let j = net.json_of(what, &out);
+        assert_eq!(
+            (j["code"].as_u64(), j["committed"].as_bool()),
+            (Some(0), Some(true)),
+            "{what}: {j}"
+        );
+    };
+    let by_authority = ["--from", "authority", "--keyring-dir", &keyring_dir];
+    let member = [
+        &["group", "member", GROUP, &consumer_hex][..],
+        &by_authority[..],
+    ]
+    .concat();
+    tx("tx group member", 1, &member);
+    let g = cli("query groups group", &["group", GROUP]);
+    assert_eq!(g["group"]["members"][1], consumer_hex, "{g}");
+    let flag = [
+        &["flag", "set", &cid2_hex, "FR", "--reason", "cli order"][..],
+        &by_authority[..],
+    ]
+    .concat();
+    tx("tx flag set", 2, &flag);
+    denied_everywhere(
         &net,
-        3,
-        &authority,
-        vec![takedown(CID2)],
-        "TakedownRequest on the second cid",
+        CID2,
+        &consumer_pk,
+        "FR",
+        Code::AccessDenied,
+        "cli order",
     )
     .await;
+    let evidence = hex::encode([0xcd; 32]);
+    let request = [
+        &[
+            "takedown",
+            "request",
+            &cid2_hex,
+            "--reason",
+            "cli claim",
+            "--evidence",
+            &evidence,
+        ][..],
+        &by_authority[..],
+    ]
+    .concat();
+    tx("tx takedown request", 3, &request);
     under_takedown(&net, CID2, &consumer_pk, "PENDING").await;
-    vote(&net, &ops[..2], CID2, false).await;
+    for i in 0..2 {
+        let home = net.stave_home(i);
+        let home = home.to_str().expect("utf-8 home");
+        let args = [
+            "takedown",
+            "resolve",
+            &cid2_hex,
+            "--dismiss",
+            "--home",
+            home,
+        ];
+        tx(
+            &format!("tx takedown resolve --dismiss by validator {i}"),
+            i,
+            &args,
+        );
+    }
     allowed_everywhere(&net, CID2, &consumer_pk, "GB").await;
     under_takedown(&net, CID, &consumer_pk, "TAKEN_DOWN").await;
 

@@ -132,8 +132,12 @@ impl AppState {
             state.put_validator(&operator, &record);
             records.push((operator, record));
         }
-        crate::keyspaces::validators::genesis_bookkeeping(&mut state, &records)
-            .map_err(GenesisError::Validator)?;
+        crate::keyspaces::validators::genesis_bookkeeping(
+            &mut state,
+            &records,
+            &self.params.governance,
+        )
+        .map_err(GenesisError::Validator)?;
         Ok(state.into_changes())
     }
 }

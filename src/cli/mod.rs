@@ -5,6 +5,7 @@
 mod casbin;
 mod genesis;
 mod governance;
+mod governance_tx;
 mod groups;
 mod init;
 mod keys;

@@ -49,6 +49,15 @@ pub enum TxCmd {
     Rights(Box<super::rights::RightsTx>),
     /// kvdb operations on the signer's databases.
     Kvdb(super::kv::KvdbTx),
+    /// Publisher groups: apply, vote, rotate authorities, members.
+    #[command(subcommand)]
+    Group(super::governance_tx::GroupTx),
+    /// Takedowns: request, counter-notice, resolve by vote.
+    #[command(subcommand)]
+    Takedown(super::governance_tx::TakedownTx),
+    /// Jurisdiction flags: set, clear.
+    #[command(subcommand)]
+    Flag(super::governance_tx::FlagTx),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -80,6 +89,8 @@ pub fn arg_bytes(s: &str, hex_mode: bool) -> anyhow::Result<Vec<u8>> {
     }
 }
 
+use super::governance_tx::{run as gov, GovTx};
+
 pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
     let (action, opts) = match cmd {
         TxCmd::Validator(v) => return super::governance::run_tx(v, out).await,
@@ -100,6 +111,9 @@ pub async fn run(cmd: TxCmd, out: Output) -> anyhow::Result<()> {
         ),
         TxCmd::Kv(KvTx::Token(t)) => return super::kv::run_token(t, out).await,
         TxCmd::Kvdb(k) => return super::kv::run_kvdb(k, out).await,
+        TxCmd::Group(g) => return gov(GovTx::Group(g), out).await,
+        TxCmd::Takedown(t) => return gov(GovTx::Takedown(t), out).await,
+        TxCmd::Flag(f) => return gov(GovTx::Flag(f), out).await,
     };
     submit(vec![action], &opts, out).await
 }

@@ -42,7 +42,9 @@ pub fn queue_key() -> Vec<u8> {
     meta(b"queue")
 }
 
-/// Index space: `validators_by_consensus/{consensus_key}` → operator key.
+/// `validators_by_consensus/{consensus_key}` → operator key. In the
+/// verifiable state, not the index space: `ApplyValidator`'s uniqueness
+/// check reads it, so it must be part of what consensus commits to.
 pub fn by_consensus_key(consensus: &[u8; 32]) -> Vec<u8> {
     let mut k = BY_CONSENSUS.to_vec();
     k.extend_from_slice(consensus);

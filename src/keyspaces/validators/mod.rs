@@ -62,13 +62,23 @@ pub(crate) fn apply_status<S: StateWrite>(
 
 /// Writes the genesis bookkeeping for the genesis validator records: the
 /// totals, CometBFT's set (in force from height 1) and the consensus-key
-/// index. Consensus keys must be unique.
+/// index. Consensus keys must be unique, every power positive, the
+/// validators no more than `max_active_validators`, and their total power
+/// within half of CometBFT's limit (the other half is room for elected ones).
 pub fn genesis_bookkeeping<S: StateWrite>(
     state: &mut S,
     records: &[([u8; 32], pb::ValidatorRecord)],
+    params: &GovernanceParams,
 ) -> Result<(), String> {
     if records.is_empty() {
         return Ok(());
+    }
+    if records.len() > params.max_active_validators as usize {
+        return Err(format!(
+            "{} genesis validators; max_active_validators is {}",
+            records.len(),
+            params.max_active_validators
+        ));
     }
     let mut totals = gpb::ValidatorTotals::default();
     let mut set = std::collections::BTreeMap::new();
@@ -82,10 +92,20 @@ pub fn genesis_bookkeeping<S: StateWrite>(
         if set.insert(ck, v.power).is_some() {
             return Err(format!("consensus key {} named twice", hex::encode(ck)));
         }
+        if v.power == 0 {
+            return Err(format!("genesis validator {} has power 0", hex::encode(op)));
+        }
         state.put_validator_by_consensus(&ck, op);
         totals.records += 1;
         totals.active_count += 1;
         totals.active_power = totals.active_power.saturating_add(v.power);
+    }
+    if totals.active_power > params::MAX_TOTAL_POWER / 2 {
+        return Err(format!(
+            "genesis validators' total power {} exceeds {} (half of CometBFT's limit)",
+            totals.active_power,
+            params::MAX_TOTAL_POWER / 2
+        ));
     }
     state.put_validator_totals(&totals);
     state.put_comet_set(&gpb::CometSet {
@@ -210,5 +230,40 @@ mod tests {
         let mut v = valid();
         v.power = 0;
         assert!(v.to_record().is_err());
+    }
+
+    fn records(n: u8, power: u64) -> Vec<([u8; 32], pb::ValidatorRecord)> {
+        (0..n)
+            .map(|i| {
+                let sk = |s: u8| ed25519_dalek::SigningKey::from_bytes(&[s; 32]);
+                let mut v = valid();
+                v.operator_key = hex::encode(sk(10 + i).verifying_key().to_bytes());
+                v.consensus_key = hex::encode(sk(40 + i).verifying_key().to_bytes());
+                v.power = power;
+                v.to_record().unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn genesis_sets_are_bounded_by_the_caps_and_cometbfts_power_limit() {
+        use crate::store::{MemState, Overlay};
+        let base = MemState::default();
+        let run = |recs: &[([u8; 32], pb::ValidatorRecord)], p: &GovernanceParams| {
+            genesis_bookkeeping(&mut Overlay::new(&base), recs, p)
+        };
+        let p = GovernanceParams {
+            max_active_validators: 3,
+            ..Default::default()
+        };
+        assert!(run(&records(3, 10), &p).is_ok());
+        assert!(run(&records(4, 10), &p)
+            .unwrap_err()
+            .contains("max_active_validators"));
+        let huge = params::MAX_TOTAL_POWER / 4;
+        assert!(run(&records(2, huge), &p).is_ok());
+        assert!(run(&records(3, huge), &p)
+            .unwrap_err()
+            .contains("total power"));
     }
 }

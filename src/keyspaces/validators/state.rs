@@ -46,10 +46,10 @@ pub trait ValidatorsRead: StateRead {
         })
     }
 
-    /// The operator whose record holds `consensus` (index space).
+    /// The operator whose record holds `consensus`.
     fn validator_by_consensus(&self, consensus: &[u8; 32]) -> Result<Option<[u8; 32]>, StoreError> {
         Ok(self
-            .get_index_raw(&by_consensus_key(consensus))?
+            .get_raw(&by_consensus_key(consensus))?
             .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok()))
     }
 
@@ -82,10 +82,10 @@ pub trait ValidatorsWrite: StateWrite {
         self.put_raw(validator_key(operator), record.encode_to_vec());
     }
     fn put_validator_by_consensus(&mut self, consensus: &[u8; 32], operator: &[u8; 32]) {
-        self.put_index_raw(by_consensus_key(consensus), operator.to_vec());
+        self.put_raw(by_consensus_key(consensus), operator.to_vec());
     }
     fn delete_validator_by_consensus(&mut self, consensus: &[u8; 32]) {
-        self.delete_index_raw(by_consensus_key(consensus));
+        self.delete_raw(by_consensus_key(consensus));
     }
     fn put_validator_totals(&mut self, t: &gpb::ValidatorTotals) {
         self.put_raw(totals_key(), t.encode_to_vec());
