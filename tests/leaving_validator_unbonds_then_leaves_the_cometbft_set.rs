@@ -43,10 +43,27 @@ async fn active_validator_unbonds_for_the_period_then_gets_power_zero() {
     assert!(has_event(&r, "validator.removed"));
     let v = c.view(leaver).unwrap();
     assert_eq!(v.status, "REMOVED");
-    assert_eq!(v.comet_power, 0);
+    // CometBFT still runs with it until H+2: the query shows when it leaves
+    let removed_at = c.height;
+    assert_eq!(
+        (v.comet_power, v.comet_effective_height),
+        (0, removed_at + 2)
+    );
     assert!(
         updates(&c.empty().await).is_empty(),
         "the removal is returned once"
+    );
+    let v = c.view(leaver).unwrap();
+    assert_eq!(
+        (v.comet_power, v.comet_effective_height),
+        (0, removed_at + 2)
+    );
+    c.empty().await;
+    let v = c.view(leaver).unwrap();
+    assert_eq!(
+        (v.comet_power, v.comet_effective_height),
+        (0, 0),
+        "gone from the set once CometBFT dropped it"
     );
 }
 

@@ -1,7 +1,8 @@
 //! End of block: elections open `election_blocks` expire
 //! ([`super::expiry`]), unbonding validators whose period is over become REMOVED,
 //! then the queued updates that fit are planned ([`super::updates::plan`]),
-//! recorded as CometBFT's set (effective at H+2) and returned.
+//! recorded as CometBFT's set (effective at H+2; a removed member stays,
+//! with power 0, until then) and returned.
 
 use std::collections::BTreeMap;
 
@@ -32,14 +33,23 @@ pub fn end_block<S: StateWrite>(
     let mut out = EndBlock::default();
     super::expiry::expire_due(state, height, params, &mut out.events)?;
     mature_unbonding(state, height, params, &mut out.events)?;
+    let mut set = state.comet_set()?;
+    let before = set.members.len();
+    // a member removed at H stays (power 0) until H+2, when CometBFT drops it
+    set.members
+        .retain(|m| m.power > 0 || m.effective_height > height);
+    let pruned = set.members.len() != before;
     let queue = state.update_queue()?;
     if queue.updates.is_empty() {
+        if pruned {
+            state.put_comet_set(&set);
+        }
         return Ok(out);
     }
-    let mut set = state.comet_set()?;
     let current: BTreeMap<[u8; 32], u64> = set
         .members
         .iter()
+        .filter(|m| m.power > 0)
         .filter_map(|m| {
             Some((
                 <[u8; 32]>::try_from(m.consensus_key.as_slice()).ok()?,
@@ -60,19 +70,17 @@ pub fn end_block<S: StateWrite>(
     let p = plan(&current, &wanted);
     for u in &p.updates {
         set.members.retain(|m| m.consensus_key.as_slice() != u.key);
-        if u.power > 0 {
-            let pos = set
-                .members
-                .partition_point(|m| m.consensus_key.as_slice() < u.key.as_slice());
-            set.members.insert(
-                pos,
-                pb::CometMember {
-                    consensus_key: u.key.to_vec(),
-                    power: u.power,
-                    effective_height: height + 2,
-                },
-            );
-        }
+        let pos = set
+            .members
+            .partition_point(|m| m.consensus_key.as_slice() < u.key.as_slice());
+        set.members.insert(
+            pos,
+            pb::CometMember {
+                consensus_key: u.key.to_vec(),
+                power: u.power,
+                effective_height: height + 2,
+            },
+        );
         out.events.push(
             Event::new("validator.update")
                 .indexed("consensus_key", hex::encode(u.key))
