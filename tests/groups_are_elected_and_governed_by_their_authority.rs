@@ -7,7 +7,8 @@ mod inproc;
 use inproc::governance_content::*;
 use inproc::rights::*;
 use stave::keyspaces::groups::GroupsRead;
-use stave::proto::governance::{ElectionKind, RotateTakedownAuthority, SetGroupMember};
+use stave::keyspaces::groups::{RotateTakedownAuthority, SetGroupMember};
+use stave::proto::governance::ElectionKind;
 use stave::tx::{Action, Code};
 
 fn status(w: &World) -> Option<u32> {

@@ -24,7 +24,9 @@ use common::localnet::{binaries, Localnet, LocalnetConfig};
 use common::rights::{access_until, ern, manifest, operator, set_key, submit, WAIT};
 use ed25519_dalek::SigningKey;
 use stave::keyspaces::entitlements::GrantEntitlement;
+use stave::keyspaces::groups::{ApplyGroup, VoteGroup};
 use stave::keyspaces::releases::PublishRelease;
+use stave::keyspaces::takedowns::{CounterNotice, SetFlag, TakedownRequest, TakedownResolve};
 use stave::keyspaces::uploads::sign_manifest;
 use stave::proto::governance as gpb;
 use stave::proto::rights as pb;
@@ -119,7 +121,7 @@ async fn policy_type(net: &Localnet, node: usize, cid: &[u8]) -> Option<pb::Poli
 }
 
 fn takedown(cid: &[u8]) -> Action {
-    Action::TakedownRequest(gpb::TakedownRequest {
+    Action::TakedownRequest(TakedownRequest {
         cid: cid.to_vec(),
         reason: "infringes catalogue #12".into(),
         evidence_hash: vec![0xab; 32],
@@ -127,7 +129,7 @@ fn takedown(cid: &[u8]) -> Action {
 }
 
 fn resolve(cid: &[u8], confirm: bool) -> Action {
-    Action::TakedownResolve(gpb::TakedownResolve {
+    Action::TakedownResolve(TakedownResolve {
         cid: cid.to_vec(),
         confirm,
     })
@@ -153,14 +155,14 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
     let consumer_pk = set_key(&consumer);
 
     // the group: applied for by its member, admitted by 3 of 4 validators
-    let apply = Action::ApplyGroup(gpb::ApplyGroup {
+    let apply = Action::ApplyGroup(ApplyGroup {
         group_id: GROUP.into(),
         takedown_authorities: vec![set_key(&authority)],
         members: vec![set_key(&uploader)],
     });
     submit(&net, 0, &uploader, vec![apply], "ApplyGroup").await;
     for (i, op) in ops.iter().enumerate().take(3) {
-        let vote = Action::VoteGroup(gpb::VoteGroup {
+        let vote = Action::VoteGroup(VoteGroup {
             group_id: GROUP.into(),
             kind: gpb::ElectionKind::Admit as i32,
             approve: true,
@@ -178,7 +180,7 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
     allowed_everywhere(&net, CID, &consumer_pk, "DE").await;
 
     // a jurisdiction flag closes DE only
-    let flag = Action::SetFlag(gpb::SetFlag {
+    let flag = Action::SetFlag(SetFlag {
         cid: CID.to_vec(),
         jurisdiction: "DE".into(),
         reason: "court order 7/26".into(),
@@ -205,7 +207,7 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
     // request → counter-notice → confirmed by vote
     submit(&net, 3, &authority, vec![takedown(CID)], "TakedownRequest").await;
     under_takedown(&net, CID, &consumer_pk, "PENDING").await;
-    let counter = Action::CounterNotice(gpb::CounterNotice {
+    let counter = Action::CounterNotice(CounterNotice {
         cid: CID.to_vec(),
         content: b"we hold the master rights".to_vec(),
     });

@@ -12,6 +12,10 @@ use super::rights::unhex;
 use super::tx::{submit_as, TxOpts};
 use super::{keys, Output};
 use crate::config::Home;
+use crate::keyspaces::groups::{ApplyGroup, RotateTakedownAuthority, SetGroupMember, VoteGroup};
+use crate::keyspaces::takedowns::{
+    ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve,
+};
 use crate::proto::governance as pb;
 use crate::tx::Action;
 
@@ -167,7 +171,7 @@ fn group_action(cmd: GroupTx) -> anyhow::Result<(Action, GovOpts)> {
             members,
             opts,
         } => {
-            let a = pb::ApplyGroup {
+            let a = ApplyGroup {
                 group_id: id,
                 takedown_authorities: pubkeys(&authorities, &opts.keyring_dir)?,
                 members: pubkeys(&members, &opts.keyring_dir)?,
@@ -186,7 +190,7 @@ fn group_action(cmd: GroupTx) -> anyhow::Result<(Action, GovOpts)> {
                 (_, true) => pb::ElectionKind::Remove,
                 _ => pb::ElectionKind::Admit,
             };
-            let v = pb::VoteGroup {
+            let v = VoteGroup {
                 group_id: id,
                 kind: kind as i32,
                 approve: !reject,
@@ -198,7 +202,7 @@ fn group_action(cmd: GroupTx) -> anyhow::Result<(Action, GovOpts)> {
             authorities,
             opts,
         } => {
-            let r = pb::RotateTakedownAuthority {
+            let r = RotateTakedownAuthority {
                 group_id: id,
                 takedown_authorities: pubkeys(&authorities, &opts.keyring_dir)?,
             };
@@ -210,7 +214,7 @@ fn group_action(cmd: GroupTx) -> anyhow::Result<(Action, GovOpts)> {
             remove,
             opts,
         } => {
-            let m = pb::SetGroupMember {
+            let m = SetGroupMember {
                 group_id: id,
                 member: resolve_pubkey(&key, &opts.keyring_dir)?,
                 add: !remove,
@@ -228,7 +232,7 @@ fn takedown_action(cmd: TakedownTx) -> anyhow::Result<(Action, GovOpts)> {
             evidence,
             opts,
         } => {
-            let r = pb::TakedownRequest {
+            let r = TakedownRequest {
                 cid: unhex("cid", &cid)?,
                 reason,
                 evidence_hash: unhex("evidence hash", &evidence)?,
@@ -236,14 +240,14 @@ fn takedown_action(cmd: TakedownTx) -> anyhow::Result<(Action, GovOpts)> {
             (Action::TakedownRequest(r), opts)
         }
         TakedownTx::Counter { cid, content, opts } => {
-            let c = pb::CounterNotice {
+            let c = CounterNotice {
                 cid: unhex("cid", &cid)?,
                 content: content.into_bytes(),
             };
             (Action::CounterNotice(c), opts)
         }
         TakedownTx::Resolve { cid, dismiss, opts } => {
-            let r = pb::TakedownResolve {
+            let r = TakedownResolve {
                 cid: unhex("cid", &cid)?,
                 confirm: !dismiss,
             };
@@ -260,7 +264,7 @@ fn flag_action(cmd: FlagTx) -> anyhow::Result<(Action, GovOpts)> {
             reason,
             opts,
         } => {
-            let f = pb::SetFlag {
+            let f = SetFlag {
                 cid: unhex("cid", &cid)?,
                 jurisdiction,
                 reason,
@@ -272,7 +276,7 @@ fn flag_action(cmd: FlagTx) -> anyhow::Result<(Action, GovOpts)> {
             jurisdiction,
             opts,
         } => {
-            let f = pb::ClearFlag {
+            let f = ClearFlag {
                 cid: unhex("cid", &cid)?,
                 jurisdiction,
             };

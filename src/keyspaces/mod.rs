@@ -6,6 +6,31 @@
 //! Adding a keyspace means adding a module here, its proto, one arm in
 //! [`crate::tx::Action`] and one arm in [`crate::app::dispatch`].
 
+/// Declares a domain action type with the fields of its wire message and
+/// the conversions both ways. For actions whose fields need no parsing
+/// beyond what `check_stateless` validates: the handlers see the domain
+/// type, and prost stays on the wire. Declared before the keyspace modules
+/// so that they see it.
+macro_rules! domain_action {
+    ($(#[$doc:meta])* $name:ident => $wire:path { $($field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name {
+            $(pub $field: $ty),*
+        }
+        impl From<$wire> for $name {
+            fn from(w: $wire) -> Self {
+                $name { $($field: w.$field),* }
+            }
+        }
+        impl From<$name> for $wire {
+            fn from(d: $name) -> Self {
+                Self { $($field: d.$field),* }
+            }
+        }
+    };
+}
+
 pub mod accounts;
 pub mod casbin;
 mod ctx;

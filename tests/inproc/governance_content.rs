@@ -2,7 +2,11 @@
 
 #![allow(dead_code)]
 
+use stave::keyspaces::groups::{ApplyGroup, VoteGroup};
 use stave::keyspaces::rights::access;
+use stave::keyspaces::takedowns::{
+    ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve,
+};
 use stave::proto::governance as gpb;
 use stave::proto::rights as rpb;
 use stave::tx::{Action, Code};
@@ -14,7 +18,7 @@ pub const OTHER_AUTHORITY: u8 = 11;
 pub const GROUP: &str = "label";
 
 pub fn apply_group(id: &str, authority: u8, members: &[u8]) -> Action {
-    Action::ApplyGroup(gpb::ApplyGroup {
+    Action::ApplyGroup(ApplyGroup {
         group_id: id.into(),
         takedown_authorities: vec![pk(authority).to_vec()],
         members: members.iter().map(|m| pk(*m).to_vec()).collect(),
@@ -22,7 +26,7 @@ pub fn apply_group(id: &str, authority: u8, members: &[u8]) -> Action {
 }
 
 pub fn vote_group(id: &str, kind: gpb::ElectionKind, approve: bool) -> Action {
-    Action::VoteGroup(gpb::VoteGroup {
+    Action::VoteGroup(VoteGroup {
         group_id: id.into(),
         kind: kind as i32,
         approve,
@@ -30,7 +34,7 @@ pub fn vote_group(id: &str, kind: gpb::ElectionKind, approve: bool) -> Action {
 }
 
 pub fn takedown(cid: &[u8]) -> Action {
-    Action::TakedownRequest(gpb::TakedownRequest {
+    Action::TakedownRequest(TakedownRequest {
         cid: cid.to_vec(),
         reason: "infringes catalogue #12".into(),
         evidence_hash: vec![0xab; 32],
@@ -38,21 +42,21 @@ pub fn takedown(cid: &[u8]) -> Action {
 }
 
 pub fn counter(cid: &[u8]) -> Action {
-    Action::CounterNotice(gpb::CounterNotice {
+    Action::CounterNotice(CounterNotice {
         cid: cid.to_vec(),
         content: b"we hold the master rights".to_vec(),
     })
 }
 
 pub fn resolve(cid: &[u8], confirm: bool) -> Action {
-    Action::TakedownResolve(gpb::TakedownResolve {
+    Action::TakedownResolve(TakedownResolve {
         cid: cid.to_vec(),
         confirm,
     })
 }
 
 pub fn set_flag(cid: &[u8], j: &str) -> Action {
-    Action::SetFlag(gpb::SetFlag {
+    Action::SetFlag(SetFlag {
         cid: cid.to_vec(),
         jurisdiction: j.into(),
         reason: "court order".into(),
@@ -60,7 +64,7 @@ pub fn set_flag(cid: &[u8], j: &str) -> Action {
 }
 
 pub fn clear_flag(cid: &[u8], j: &str) -> Action {
-    Action::ClearFlag(gpb::ClearFlag {
+    Action::ClearFlag(ClearFlag {
         cid: cid.to_vec(),
         jurisdiction: j.into(),
     })

@@ -11,10 +11,22 @@ use crate::proto::governance as pb;
 use crate::store::StateWrite;
 use crate::tx::TxError;
 
-pub type ApplyGroup = pb::ApplyGroup;
-pub type VoteGroup = pb::VoteGroup;
-pub type RotateTakedownAuthority = pb::RotateTakedownAuthority;
-pub type SetGroupMember = pb::SetGroupMember;
+domain_action!(
+    /// Applies for a publisher group (an ADMIT election opens).
+    ApplyGroup => pb::ApplyGroup { group_id: String, takedown_authorities: Vec<Vec<u8>>, members: Vec<Vec<u8>> }
+);
+domain_action!(
+    /// An ACTIVE validator's vote about a group (`kind` is an `ElectionKind`).
+    VoteGroup => pb::VoteGroup { group_id: String, kind: i32, approve: bool }
+);
+domain_action!(
+    /// Replaces a group's takedown authorities (by a current one).
+    RotateTakedownAuthority => pb::RotateTakedownAuthority { group_id: String, takedown_authorities: Vec<Vec<u8>> }
+);
+domain_action!(
+    /// Adds or removes a member publisher (by a takedown authority).
+    SetGroupMember => pb::SetGroupMember { group_id: String, member: Vec<u8>, add: bool }
+);
 
 fn check_id(id: &str, params: &Params) -> Result<(), TxError> {
     let max = params.rights.max_group_id_bytes as usize;
@@ -48,7 +60,7 @@ fn check_keys(what: &str, keys: &[Vec<u8>], min: usize, max: u32) -> Result<(), 
     Ok(())
 }
 
-impl pb::ApplyGroup {
+impl ApplyGroup {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         let g = &params.governance;
         check_id(&self.group_id, params)?;
@@ -119,7 +131,7 @@ impl pb::ApplyGroup {
     }
 }
 
-impl pb::VoteGroup {
+impl VoteGroup {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_id(&self.group_id, params)?;
         match pb::ElectionKind::try_from(self.kind) {
@@ -230,7 +242,7 @@ impl pb::VoteGroup {
     }
 }
 
-impl pb::RotateTakedownAuthority {
+impl RotateTakedownAuthority {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_id(&self.group_id, params)?;
         check_keys(
@@ -261,7 +273,7 @@ impl pb::RotateTakedownAuthority {
     }
 }
 
-impl pb::SetGroupMember {
+impl SetGroupMember {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_id(&self.group_id, params)?;
         check_keys("member", std::slice::from_ref(&self.member), 1, 1)

@@ -16,11 +16,26 @@ use crate::proto::rights as rpb;
 use crate::store::StateWrite;
 use crate::tx::TxError;
 
-pub type TakedownRequest = pb::TakedownRequest;
-pub type CounterNotice = pb::CounterNotice;
-pub type TakedownResolve = pb::TakedownResolve;
-pub type SetFlag = pb::SetFlag;
-pub type ClearFlag = pb::ClearFlag;
+domain_action!(
+    /// Requests a takedown (a takedown authority of the owning group).
+    TakedownRequest => pb::TakedownRequest { cid: Vec<u8>, reason: String, evidence_hash: Vec<u8> }
+);
+domain_action!(
+    /// A counter-notice (an OWNER of the cid).
+    CounterNotice => pb::CounterNotice { cid: Vec<u8>, content: Vec<u8> }
+);
+domain_action!(
+    /// An ACTIVE validator's vote: confirm, or dismiss.
+    TakedownResolve => pb::TakedownResolve { cid: Vec<u8>, confirm: bool }
+);
+domain_action!(
+    /// Flags a cid in a jurisdiction (a takedown authority of the owning group).
+    SetFlag => pb::SetFlag { cid: Vec<u8>, jurisdiction: String, reason: String }
+);
+domain_action!(
+    /// Clears a jurisdiction flag.
+    ClearFlag => pb::ClearFlag { cid: Vec<u8>, jurisdiction: String }
+);
 
 fn check_cid(cid: &[u8], params: &Params) -> Result<(), TxError> {
     let max = params.rights.max_cid_bytes as usize;
@@ -87,7 +102,7 @@ fn transition(
     })
 }
 
-impl pb::TakedownRequest {
+impl TakedownRequest {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_cid(&self.cid, params)?;
         check_text(
@@ -158,7 +173,7 @@ impl pb::TakedownRequest {
     }
 }
 
-impl pb::CounterNotice {
+impl CounterNotice {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_cid(&self.cid, params)?;
         if self.content.is_empty() {
@@ -220,7 +235,7 @@ impl pb::CounterNotice {
     }
 }
 
-impl pb::TakedownResolve {
+impl TakedownResolve {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_cid(&self.cid, params)
     }
@@ -317,7 +332,7 @@ fn restore_policy<S: StateWrite>(
     Ok(())
 }
 
-impl pb::SetFlag {
+impl SetFlag {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_cid(&self.cid, params)?;
         if !is_jurisdiction(&self.jurisdiction) {
@@ -356,7 +371,7 @@ impl pb::SetFlag {
     }
 }
 
-impl pb::ClearFlag {
+impl ClearFlag {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         check_cid(&self.cid, params)?;
         if !is_jurisdiction(&self.jurisdiction) {
