@@ -50,6 +50,7 @@ fn reconcile() {
     let wanted = Wanted {
         content: (0..CIDS).map(|i| (cid(i), 1_000_000)).collect(),
         deks: (0..CIDS).map(cid).collect(),
+        dek_after_content: Default::default(),
     };
     let empty = LocalView::default();
     let t = Instant::now();

@@ -1,7 +1,9 @@
 //! A peer that answers with content whose hash does not match, with a
 //! wrapped DEK that does not unwrap, with a DEK that unwraps but is not
-//! the content's, or that stops sending mid-stream, is refused: nothing is
-//! stored, the sync entries go to FAILED with the reason and a retry time.
+//! the content's, with a DEK and a blob forged to agree with each other, or
+//! that stops sending mid-stream, is refused: nothing is stored, the sync
+//! entries go to FAILED with the reason and a retry time. A replica asks for
+//! its DEK only once it holds the hash-verified content.
 
 #[path = "common/local.rs"]
 mod local;
@@ -29,11 +31,16 @@ enum Lie {
     WrongDek,
     /// The first bytes of the real content, then nothing, forever.
     Stall,
+    /// A fresh DEK wrapped to the requester and a blob of the right size
+    /// encrypted under it: DEK and blob agree, but the blob is not the
+    /// content the cid names.
+    Forged,
 }
 
 struct Liar {
     dek_cid: Vec<u8>,
     blob: Vec<u8>,
+    forged: Upload,
     lie: Lie,
 }
 
@@ -44,9 +51,17 @@ impl PeerService for Liar {
         _r: Request<SignedPeerRequest>,
     ) -> Result<Response<WrappedDekResponse>, Status> {
         // someone else's key, or the requester's (node 1)
-        let to = if self.lie == Lie::WrongDek { 1 } else { 7 };
+        let to = if matches!(self.lie, Lie::WrongDek | Lie::Forged) {
+            1
+        } else {
+            7
+        };
+        let dek = match self.lie {
+            Lie::Forged => self.forged.dek.clone(),
+            _ => stave::crypto::generate_dek(),
+        };
         let junk = stave::crypto::wrap::wrap_dek(
-            &stave::crypto::generate_dek(),
+            &dek,
             &x25519_dalek::PublicKey::from(&x25519(to)).to_bytes(),
             &self.dek_cid,
         )
@@ -71,6 +86,7 @@ impl PeerService for Liar {
             Lie::Garbage => vec![0xab; self.blob.len()],
             Lie::WrongDek => self.blob.clone(),
             Lie::Stall => self.blob[..1000].to_vec(),
+            Lie::Forged => self.forged.blob.clone(),
         };
         let first = tokio_stream::iter(vec![Ok(ContentChunk { data })]);
         if self.lie == Lie::Stall {
@@ -82,9 +98,20 @@ impl PeerService for Liar {
     }
 }
 
-/// Node 1 of two, whose only peer (node 0) lies as `lie`.
+/// Node 1 of two, whose only peer (node 0) lies as `lie`; node 1 holds the
+/// DEK and replicates the content.
 fn beside_a_liar(dir: &std::path::Path, u: &Upload, lie: Lie) -> Arc<LocalNode> {
-    let asg = vec![u.assignment(&[0, 1], &[0, 1])];
+    beside_a_liar_in(dir, u, lie, &[0, 1])
+}
+
+/// [`beside_a_liar`], with the content replicated by `replicas`.
+fn beside_a_liar_in(
+    dir: &std::path::Path,
+    u: &Upload,
+    lie: Lie,
+    replicas: &[usize],
+) -> Arc<LocalNode> {
+    let asg = vec![u.assignment(replicas, &[0, 1])];
     let liar_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let mine_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let state = app_state(&[liar_l.local_addr().unwrap(), mine_l.local_addr().unwrap()]);
@@ -93,6 +120,7 @@ fn beside_a_liar(dir: &std::path::Path, u: &Upload, lie: Lie) -> Arc<LocalNode> 
         Liar {
             dek_cid: u.dek_cid.clone(),
             blob: u.blob.clone(),
+            forged: upload(u.plain.len(), u.plain.len() as u8 ^ 0x5a),
             lie,
         },
     );
@@ -109,9 +137,7 @@ async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
     let w = worker(node.clone());
     let failed = reconcile_until(&w, Duration::from_secs(30), || {
         let c = node.local.content_sync(&u.content_cid).unwrap();
-        let k = node.local.dek_sync(&u.dek_cid).unwrap();
         c.is_some_and(|e| e.status() == SyncStatus::Failed && e.attempts >= 2)
-            && k.is_some_and(|e| e.status() == SyncStatus::Failed && e.attempts >= 2)
     })
     .await;
     let s = status(&node).unwrap();
@@ -123,8 +149,9 @@ async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
         c.error
     );
     assert!(c.retry_at_ms > 0);
+    // a replica's DEK waits for its content: never asked for, still PENDING
     let k = node.local.dek_sync(&u.dek_cid).unwrap().unwrap();
-    assert!(k.error.contains("code 408"), "{}", k.error);
+    assert_eq!((k.status(), k.attempts), (SyncStatus::Pending, 0));
     // nothing kept: no content file (nor temp file), no wrapped DEK
     assert!(node.content.list().unwrap().is_empty());
     assert_eq!(
@@ -132,8 +159,46 @@ async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
         0
     );
     assert!(node.local.dek(&u.dek_cid).unwrap().is_none());
-    assert_eq!(s.failures.len(), 2);
+    assert_eq!(s.failures.len(), 1);
     assert!(s.failures.iter().all(|f| !f.error.is_empty()));
+}
+
+/// Node 1 holds the DEK but does not replicate the content; runs rounds
+/// until its DEK entry failed twice and returns the node and the error.
+async fn dek_failure(dir: &std::path::Path, u: &Upload, lie: Lie) -> (Arc<LocalNode>, String) {
+    let node = beside_a_liar_in(dir, u, lie, &[0]);
+    let w = worker(node.clone());
+    let failed = reconcile_until(&w, Duration::from_secs(30), || {
+        let k = node.local.dek_sync(&u.dek_cid).unwrap();
+        k.is_some_and(|e| e.status() == SyncStatus::Failed && e.attempts >= 2)
+    })
+    .await;
+    assert!(failed, "{:?}", status(&node).unwrap());
+    let error = node.local.dek_sync(&u.dek_cid).unwrap().unwrap().error;
+    (node, error)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dek_that_does_not_unwrap_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(100_000, 4);
+    let (node, error) = dek_failure(dir.path(), &u, Lie::Garbage).await;
+    assert!(error.contains("code 408"), "{error}");
+    assert!(node.local.dek(&u.dek_cid).unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dek_and_a_blob_forged_to_agree_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(100_000, 6);
+    // a holder that is not a replica checks the DEK against the whole blob
+    let (node, error) = dek_failure(dir.path(), &u, Lie::Forged).await;
+    assert!(
+        error.contains("code 411") && error.contains("does not match"),
+        "{error}"
+    );
+    assert!(node.local.dek(&u.dek_cid).unwrap().is_none());
+    assert!(node.content.list().unwrap().is_empty(), "no blob kept");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

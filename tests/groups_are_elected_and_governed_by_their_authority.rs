@@ -61,7 +61,7 @@ async fn admission_suspension_reinstatement_and_removal_follow_the_election_rule
     assert_eq!(status(&w), None, "20 of 40 does not admit");
     w.refused(
         VALIDATORS[0],
-        vec![vote_group(GROUP, ElectionKind::Admit, true)],
+        vec![vote_group(GROUP, ElectionKind::Admit, false)],
         Code::DoubleVote,
     )
     .await;

@@ -60,8 +60,8 @@ async fn takedown_states_and_foreign_models_are_refused() {
         )
         .await;
     }
-    // no casbin model exists (or is owned by the setter) until the casbin
-    // keyspace lands: a ROLE_BASED policy naming one is refused
+    // a ROLE_BASED policy naming a model that does not exist is refused (a
+    // model owned by someone else: role_based_policy_decides_access_by_casbin_rules)
     let model = format!("{}/m1", hex::encode(pk(UPLOADER)));
     w.refused(
         UPLOADER,

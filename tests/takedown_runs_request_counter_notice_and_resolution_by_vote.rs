@@ -66,7 +66,7 @@ async fn confirmed_takedown_is_taken_down() {
     w.refused(STRANGER, vec![resolve(CID, true)], Code::NotValidator)
         .await;
     w.send(VALIDATORS[0], vec![resolve(CID, true)]).await.ok();
-    w.refused(VALIDATORS[0], vec![resolve(CID, true)], Code::DoubleVote)
+    w.refused(VALIDATORS[0], vec![resolve(CID, false)], Code::DoubleVote)
         .await;
     w.send(VALIDATORS[1], vec![resolve(CID, true)]).await.ok();
     assert_eq!(

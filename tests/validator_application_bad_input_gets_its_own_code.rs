@@ -3,7 +3,8 @@
 //! wrong length or of low order (206), a proof of possession that does not
 //! verify for this chain and this operator (207), a consensus key another
 //! record holds (208), and an application from a record that is not
-//! REMOVED (209). Stateless refusals are already refused in CheckTx.
+//! REMOVED (209); an address that is not host:port gets INVALID_ARGUMENT
+//! (12). Stateless refusals are already refused in CheckTx.
 
 mod inproc;
 use ed25519_dalek::{Signer, SigningKey};
@@ -33,6 +34,24 @@ async fn each_bad_application_gets_its_code_and_changes_nothing() {
             "lower-case jurisdiction",
             with(110, |a| a.jurisdictions = vec!["de".into()]),
             Code::UnknownJurisdiction,
+            true,
+        ),
+        (
+            "address without a port",
+            with(110, |a| a.address = "127.0.0.1".into()),
+            Code::InvalidArgument,
+            true,
+        ),
+        (
+            "address with port 0",
+            with(110, |a| a.address = "127.0.0.1:0".into()),
+            Code::InvalidArgument,
+            true,
+        ),
+        (
+            "address with a space",
+            with(110, |a| a.address = "my host:26000".into()),
+            Code::InvalidArgument,
             true,
         ),
         (

@@ -222,6 +222,18 @@ async fn a_validator_that_left_is_refused_by_its_peers() {
     );
     commit_block(&nodes[0].chain, vec![tx]);
     refused_as_no_validator(&nodes[2], &target0, &u).await;
+    // after the unbonding period (10 blocks by default) it is REMOVED: still refused
+    for _ in 0..11 {
+        commit_block(&nodes[0].chain, vec![]);
+    }
+    let view = nodes[0].chain.view();
+    let status = stave::keyspaces::validators::query::get(&view, &op_key(2))
+        .unwrap()
+        .unwrap()
+        .status;
+    drop(view);
+    assert_eq!(status, "REMOVED");
+    refused_as_no_validator(&nodes[2], &target0, &u).await;
     // validator 1 is still served
     assert!(fetch_dek(nodes[1].requester(), CHAIN, &target0, &u.dek_cid)
         .await

@@ -1,4 +1,7 @@
 //! `stave.local.v1.LocalService`: the operator's view of the local store.
+//! It says which content this validator holds and why fetches failed, and a
+//! call reads every upload and sync entry, so it answers loopback clients
+//! only, one call at a time.
 
 use std::sync::Arc;
 
@@ -10,14 +13,37 @@ use crate::proto::local::{LocalStatusRequest, LocalStatusResponse};
 
 pub struct LocalServiceImpl {
     pub node: Arc<LocalNode>,
+    pub busy: Arc<tokio::sync::Semaphore>,
+}
+
+impl LocalServiceImpl {
+    pub fn new(node: Arc<LocalNode>) -> Self {
+        LocalServiceImpl {
+            node,
+            busy: Arc::new(tokio::sync::Semaphore::new(1)),
+        }
+    }
 }
 
 #[tonic::async_trait]
 impl LocalService for LocalServiceImpl {
     async fn status(
         &self,
-        _request: Request<LocalStatusRequest>,
+        request: Request<LocalStatusRequest>,
     ) -> Result<Response<LocalStatusResponse>, Status> {
+        match request.remote_addr() {
+            Some(a) if a.ip().is_loopback() => {}
+            other => {
+                return Err(Status::permission_denied(format!(
+                    "local status is served to loopback clients only, not {other:?}"
+                )))
+            }
+        }
+        let _one = self
+            .busy
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| Status::resource_exhausted("a local status call is running"))?;
         let node = self.node.clone();
         tokio::task::spawn_blocking(move || crate::local::status::status(&node))
             .await

@@ -44,6 +44,9 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     tonic::transport::Server::builder()
+        // a peer that goes silent is dropped, with the streams it held
+        .http2_keepalive_interval(Some(std::time::Duration::from_secs(10)))
+        .http2_keepalive_timeout(Some(std::time::Duration::from_secs(20)))
         .add_service(health_service)
         .add_service(reflection)
         .add_service(TxServiceServer::new(tx::TxServiceImpl { comet, notifier }))
@@ -70,12 +73,13 @@ pub async fn serve(
                 },
             ),
         )
-        .add_service(PeerServiceServer::new(peer::PeerServiceImpl::new(
-            local_node.clone(),
+        .add_service(
+            PeerServiceServer::new(peer::PeerServiceImpl::new(local_node.clone()))
+                .max_decoding_message_size(peer::MAX_REQUEST_BYTES),
+        )
+        .add_service(LocalServiceServer::new(local::LocalServiceImpl::new(
+            local_node,
         )))
-        .add_service(LocalServiceServer::new(local::LocalServiceImpl {
-            node: local_node,
-        }))
         .serve(addr)
         .await?;
     Ok(())

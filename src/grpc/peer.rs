@@ -7,10 +7,17 @@
 //!   set; this node unwraps its own copy and re-wraps it to the requester's
 //!   X25519 key from its validator record.
 //! - `FetchContent(cid)`: streams the encrypted blob in 256 KiB chunks,
-//!   at most [`MAX_STREAMS`] at once.
+//!   at most [`MAX_STREAMS`] at once and [`MAX_STREAMS_PER_PEER`] per
+//!   requester. A stream whose reader takes no chunk for [`IDLE`], or that
+//!   runs past [`deadline`] of the blob's size, is ended, so a peer that
+//!   stops reading cannot hold a slot.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
 
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
@@ -20,6 +27,7 @@ use crate::local::assignments::Assignment;
 use crate::local::deks::{wrapped_of, DeksExt};
 use crate::local::node::{active_validator, LocalNode};
 use crate::local::peer_auth::{check, now_ms, PeerError};
+use crate::local::peer_client::{deadline, IDLE};
 use crate::proto::genesis::GenesisValidator;
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::peer_service_server::PeerService;
@@ -30,10 +38,15 @@ const CHUNK: usize = 256 * 1024;
 /// Content streams served at once; each holds a blocking thread reading
 /// the file, so more are refused with `PEER_BUSY` (the requester retries).
 pub const MAX_STREAMS: usize = 8;
+/// Content streams one requester may hold at once.
+pub const MAX_STREAMS_PER_PEER: usize = 2;
+/// The largest signed peer request accepted (they are about 200 bytes).
+pub const MAX_REQUEST_BYTES: usize = 4096;
 
 pub struct PeerServiceImpl {
     pub node: Arc<LocalNode>,
     streams: Arc<tokio::sync::Semaphore>,
+    per_peer: Arc<Mutex<BTreeMap<[u8; 32], usize>>>,
 }
 
 impl PeerServiceImpl {
@@ -41,6 +54,47 @@ impl PeerServiceImpl {
         PeerServiceImpl {
             node,
             streams: Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)),
+            per_peer: Arc::default(),
+        }
+    }
+
+    /// A slot for one stream of `requester`, or `PEER_BUSY`.
+    fn slot(&self, requester: [u8; 32]) -> Result<Slot, PeerError> {
+        let busy = |open| PeerError::Busy { open };
+        let permit = self
+            .streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| busy(MAX_STREAMS))?;
+        let mut map = self.per_peer.lock();
+        let n = map.entry(requester).or_insert(0);
+        if *n >= MAX_STREAMS_PER_PEER {
+            return Err(busy(MAX_STREAMS_PER_PEER));
+        }
+        *n += 1;
+        Ok(Slot {
+            _permit: permit,
+            requester,
+            per_peer: self.per_peer.clone(),
+        })
+    }
+}
+
+/// One open content stream; frees its places when dropped.
+struct Slot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    requester: [u8; 32],
+    per_peer: Arc<Mutex<BTreeMap<[u8; 32], usize>>>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut map = self.per_peer.lock();
+        if let Some(n) = map.get_mut(&self.requester) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                map.remove(&self.requester);
+            }
         }
     }
 }
@@ -130,7 +184,8 @@ fn rewrap(node: &LocalNode, a: Authed) -> Result<WrappedDekResponse, PeerError> 
     })
 }
 
-fn open_content(node: &LocalNode, a: Authed) -> Result<std::fs::File, PeerError> {
+/// The requester and the open blob it asked for.
+fn open_content(node: &LocalNode, a: Authed) -> Result<([u8; 32], std::fs::File), PeerError> {
     let Body::FetchContent(req) = a.body else {
         return Err(PeerError::Decode(
             "FetchContent carries another body".into(),
@@ -143,8 +198,38 @@ fn open_content(node: &LocalNode, a: Authed) -> Result<std::fs::File, PeerError>
     a.assignment
         .filter(|x| x.content_cid == req.cid)
         .ok_or_else(|| not_held("no upload has this content cid"))?;
-    std::fs::File::open(node.content.path_of(&req.cid))
-        .map_err(|_| not_held("this validator does not hold the content"))
+    let file = std::fs::File::open(node.content.path_of(&req.cid))
+        .map_err(|_| not_held("this validator does not hold the content"))?;
+    Ok((a.requester, file))
+}
+
+/// Sends `file` in chunks until it ends, the reader goes, a chunk waits
+/// [`IDLE`] for the reader, or [`deadline`] of the size passes. Runs on a
+/// blocking thread; `slot` is held until it returns.
+fn send_file(
+    mut file: std::fs::File,
+    tx: tokio::sync::mpsc::Sender<Result<ContentChunk, Status>>,
+    rt: tokio::runtime::Handle,
+    slot: Slot,
+) {
+    let _slot = slot;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let end = Instant::now() + deadline(size);
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let item = match file.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => Ok(ContentChunk {
+                data: buf.get(..n).unwrap_or_default().to_vec(),
+            }),
+            Err(e) => Err(Status::internal(format!("reading content: {e}"))),
+        };
+        let stop = item.is_err();
+        let wait = IDLE.min(end.saturating_duration_since(Instant::now()));
+        if rt.block_on(tx.send_timeout(item, wait)).is_err() || stop {
+            return;
+        }
+    }
 }
 
 async fn blocking<T: Send + 'static>(
@@ -181,30 +266,15 @@ impl PeerService for PeerServiceImpl {
     ) -> Result<Response<Self::FetchContentStream>, Status> {
         let node = self.node.clone();
         let signed = request.into_inner();
-        let mut file = blocking(move || open_content(&node, authenticate(&node, &signed)?)).await?;
-        let permit = self.streams.clone().try_acquire_owned().map_err(|_| {
-            let e = PeerError::Busy { open: MAX_STREAMS };
+        let (requester, file) =
+            blocking(move || open_content(&node, authenticate(&node, &signed)?)).await?;
+        let slot = self.slot(requester).map_err(|e| {
             tracing::info!(code = e.code().value(), error = %e, "peer request refused");
             e.to_status()
         })?;
         let (tx, rx) = tokio::sync::mpsc::channel(4);
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let mut buf = vec![0u8; CHUNK];
-            loop {
-                let item = match file.read(&mut buf) {
-                    Ok(0) => return,
-                    Ok(n) => Ok(ContentChunk {
-                        data: buf[..n].to_vec(),
-                    }),
-                    Err(e) => Err(Status::internal(format!("reading content: {e}"))),
-                };
-                let stop = item.is_err();
-                if tx.blocking_send(item).is_err() || stop {
-                    return;
-                }
-            }
-        });
+        let rt = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || send_file(file, tx, rt, slot));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }

@@ -78,7 +78,8 @@ impl ContentStore {
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
         }
-        std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+        super::private_dir(root).map_err(io_err(root))?;
+        super::private_dir(&tmp).map_err(io_err(&tmp))?;
         Ok(ContentStore {
             root: root.to_path_buf(),
         })
@@ -105,6 +106,16 @@ impl ContentStore {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// Deletes the file of `cid`, if present.
+    pub fn remove(&self, cid: &[u8]) -> Result<(), ContentError> {
+        let path = self.path_of(cid);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_err(&path)(e)),
+        }
     }
 
     /// Rehashes the file of `cid`: true when present and matching.

@@ -77,6 +77,17 @@ pub trait LocalRaw {
 }
 
 /// Handle to the local store. Cheap to clone.
+/// Creates `path` (and missing parents) readable by this user only (0700),
+/// and narrows an existing one to 0700.
+pub fn private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+}
+
 #[derive(Clone)]
 pub struct LocalStore {
     db: Arc<DB>,
@@ -85,7 +96,7 @@ pub struct LocalStore {
 impl LocalStore {
     /// Opens or creates the local store at `path` (`<home>/data/local`).
     pub fn open(path: &Path) -> Result<Self, LocalError> {
-        std::fs::create_dir_all(path)?;
+        private_dir(path)?;
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.set_keep_log_file_num(3);

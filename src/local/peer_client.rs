@@ -18,7 +18,7 @@ use super::content::ContentError;
 use super::node::LocalNode;
 use super::peer_auth::{now_ms, sign, PeerError};
 use crate::crypto::wrap::{unwrap_dek, WrappedDek};
-use crate::crypto::{stream, Dek};
+use crate::crypto::Dek;
 use crate::proto::local::StoredDek;
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::peer_service_client::PeerServiceClient;
@@ -233,23 +233,6 @@ impl BlobRequest<'_> {
         )
         .await
     }
-}
-
-/// The first [`stream::head_len`] bytes of the blob: enough to check a
-/// DEK against, without the blob.
-pub async fn fetch_head(node: &LocalNode, r: &BlobRequest<'_>) -> Result<Vec<u8>, PeerError> {
-    let want = usize::try_from(stream::head_len(r.size)).unwrap_or(usize::MAX);
-    let end = Instant::now() + deadline(want as u64);
-    let mut s = r.open(node).await?;
-    let mut head = Vec::with_capacity(want);
-    while head.len() < want {
-        let Some(chunk) = next_chunk(&mut s, r.target, r.idle, end).await? else {
-            break;
-        };
-        let take = chunk.data.len().min(want - head.len());
-        head.extend_from_slice(chunk.data.get(..take).unwrap_or_default());
-    }
-    Ok(head)
 }
 
 /// Streams the blob into the content store; it becomes visible only if

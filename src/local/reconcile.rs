@@ -6,6 +6,8 @@
 //! - Every assigned cid ends with a sync entry.
 //! - Nothing held, nothing in flight and nothing failed whose retry time
 //!   is in the future is fetched.
+//! - The DEK of content this validator replicates is fetched only after
+//!   that content is held (it stays PENDING until then).
 //! - Nothing is ever deleted: content or DEKs no longer assigned are
 //!   reported in [`Plan::unassigned_content`] / [`Plan::unassigned_deks`].
 
@@ -29,6 +31,11 @@ pub struct Wanted {
     pub content: BTreeMap<Vec<u8>, u64>,
     /// DEK cids of uploads whose DEK holder set names us.
     pub deks: BTreeSet<Vec<u8>>,
+    /// DEK cid → content cid, for uploads we both replicate and hold the
+    /// DEK of: that DEK is fetched only once the content is held, so it is
+    /// checked against the hash-verified blob, never against bytes a peer
+    /// chose.
+    pub dek_after_content: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
 /// This validator's share of `assignments`.
@@ -40,6 +47,10 @@ pub fn wanted(me: &[u8; 32], assignments: &[Assignment]) -> Wanted {
         }
         if a.dek_holder_set.contains(me) {
             w.deks.insert(a.dek_cid.clone());
+            if a.replication_set.contains(me) {
+                w.dek_after_content
+                    .insert(a.dek_cid.clone(), a.content_cid.clone());
+            }
         }
     }
     w
@@ -144,7 +155,7 @@ pub fn plan(wanted: &Wanted, local: &LocalView, now_ms: u64) -> Plan {
         &local.in_flight,
         now_ms,
     );
-    let (dek_writes, dek_fetch) = plan_kind(
+    let (dek_writes, mut dek_fetch) = plan_kind(
         Kind::Dek,
         &mut wanted.deks.iter().map(|c| (c, 0)),
         &local.dek_sync,
@@ -152,6 +163,12 @@ pub fn plan(wanted: &Wanted, local: &LocalView, now_ms: u64) -> Plan {
         &local.in_flight,
         now_ms,
     );
+    dek_fetch.retain(|(_, cid)| {
+        wanted
+            .dek_after_content
+            .get(cid)
+            .is_none_or(|content| local.files.contains(content))
+    });
     fetch.extend(dek_fetch);
     Plan {
         content_writes,

@@ -83,8 +83,8 @@ pub fn publish_gauges(counts: &[StatusCount]) {
 
 /// The status of `node`'s local store (blocking: reads RocksDB).
 pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
-    let content = node.local.all_content_sync()?;
-    let deks = node.local.all_dek_sync()?;
+    let mut content = node.local.all_content_sync()?;
+    let mut deks = node.local.all_dek_sync()?;
     let view = node.chain.view();
     let want = wanted(&node.me(), &node.assignments.all(&view)?);
     let mut unassigned: Vec<Vec<u8>> = node
@@ -96,6 +96,10 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
         .collect();
     unassigned.sort();
     unassigned.dedup();
+    // counts and failures are about what this validator is assigned now; an
+    // entry left from an earlier assignment shows in `unassigned_content`
+    content.retain(|c, _| want.content.contains_key(c));
+    deks.retain(|c, _| want.deks.contains(c));
     let last = node.local.last_reconcile_height()?;
     let active_jobs = node
         .local

@@ -17,7 +17,7 @@ use super::assignments::Assignment;
 use super::deks::DeksExt;
 use super::node::{active_validator, LocalNode};
 use super::peer_auth::{now_ms, PeerError};
-use super::peer_client::{fetch_content, fetch_dek, fetch_head, PeerTarget};
+use super::peer_client::{fetch_content, fetch_dek, PeerTarget};
 use super::reconcile::{backoff_ms, plan, wanted, Kind, LocalView};
 use super::status::{counts, publish_gauges};
 use super::sync::{SyncExt, SyncRecord};
@@ -278,7 +278,7 @@ fn decide(
 }
 
 /// The local side; a content file counts as held once its hash verified
-/// (files not yet `SEEDING` are rehashed).
+/// (files not yet `SEEDING` are rehashed, and deleted if they fail).
 fn read_local(
     node: &LocalNode,
     wanted_content: &BTreeMap<Vec<u8>, u64>,
@@ -293,6 +293,11 @@ fn read_local(
         let verify = wanted_content.contains_key(&cid) && !seeding;
         if !verify || node.content.verify(&cid).unwrap_or(false) {
             files.insert(cid);
+        } else {
+            // a file that fails its hash is no copy at all: delete it once
+            // rather than rehash it every round; the cid is fetched again
+            tracing::warn!(cid = %hex::encode(&cid), "content file fails its hash; deleted");
+            node.content.remove(&cid)?;
         }
     }
     Ok(LocalView {

@@ -73,7 +73,11 @@ pub fn clear_flag(cid: &[u8], j: &str) -> Action {
 /// A world with group `GROUP` admitted (authority `AUTHORITY`, member
 /// `UPLOADER`), and `cid` uploaded into it and published by `UPLOADER`.
 pub async fn grouped(cid: &[u8]) -> World {
-    let mut w = World::new().await;
+    grouped_in(World::new().await, cid).await
+}
+
+/// [`grouped`] in a given world.
+pub async fn grouped_in(mut w: World, cid: &[u8]) -> World {
     w.send(STRANGER, vec![apply_group(GROUP, AUTHORITY, &[UPLOADER])])
         .await
         .ok();

@@ -201,9 +201,20 @@ impl Res {
 
 impl World {
     pub async fn new() -> World {
+        World::with_governance(serde_json::json!({})).await
+    }
+
+    /// A world whose genesis sets these `params.governance`.
+    pub async fn with_governance(governance: serde_json::Value) -> World {
+        World::with_params(serde_json::json!({ "governance": governance })).await
+    }
+
+    /// A world whose genesis sets these `params`.
+    pub async fn with_params(params: serde_json::Value) -> World {
         let dir = tempfile::tempdir().unwrap();
         let mut node = Node::open(dir.path());
-        let (g, comet) = rights_genesis();
+        let (mut g, comet) = rights_genesis();
+        g["params"] = params;
         node.init_chain_with_validators(g, comet).await;
         World {
             node,
@@ -214,12 +225,17 @@ impl World {
 
     /// A world where `UPLOADER` uploaded and published `cid`.
     pub async fn published(cid: &[u8]) -> World {
-        let mut w = World::new().await;
+        World::new().await.publish(cid).await
+    }
+
+    /// This world, after `UPLOADER` uploaded and published `cid`.
+    pub async fn publish(mut self, cid: &[u8]) -> World {
+        let w = &mut self;
         w.send(VALIDATORS[0], vec![upload_action(UPLOADER, manifest(cid))])
             .await
             .ok();
         w.send(UPLOADER, vec![publish(cid, ern())]).await.ok();
-        w
+        self
     }
 
     pub fn nonce(&self, seed: u8) -> u64 {
@@ -274,6 +290,16 @@ impl World {
     }
 
     /// The role `who` holds on `cid`, from committed state.
+    /// The grant of `cid` to `who` recorded at `height`, from committed state.
+    pub fn grant_at(&self, cid: &[u8], who: u8, height: u64) -> Option<pb::Grant> {
+        use stave::keyspaces::grants::GrantsRead;
+        self.node
+            .store
+            .committed()
+            .grant(cid, &pk(who), height)
+            .unwrap()
+    }
+
     pub fn role(&self, cid: &[u8], who: u8) -> Option<pb::Role> {
         use stave::keyspaces::entitlements::EntitlementsRead;
         self.node.store.committed().role_of(cid, &pk(who)).unwrap()

@@ -55,20 +55,42 @@ impl GrantEntitlement {
         check_cid("cid", &self.cid, &params.rights)?;
         identity("grantee pubkey", &self.pubkey)?;
         if let Some(s) = &self.scope {
+            // authority is not scoped: an OWNER or ADMIN whose window had
+            // passed would still hold its powers, or a cid could be left
+            // with no owner able to act
+            let authority = matches!(self.role, pb::Role::Owner | pb::Role::Admin);
+            if authority && *s != pb::Scope::default() {
+                return Err(RightsError::InvalidScope(format!(
+                    "an {} entitlement carries no scope; scopes are for DISTRIBUTOR and CONSUMER",
+                    self.role.as_str_name()
+                ))
+                .into());
+            }
             scope::validate(s, &params.rights)?;
         }
         Ok(())
     }
 
     /// # Errors
-    /// `UnknownCid`, `RoleNotGrantable`, `LastOwner`.
+    /// `UnknownCid`, `RoleNotGrantable`, `LastOwner`, `RightsCapExceeded`
+    /// (a new record past `max_entitlements_per_cid`).
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
         let target = identity("grantee pubkey", &self.pubkey)?;
-        authorise(state, ctx, &self.cid, &target, Change::Grant(self.role))?;
+        let current = authorise(state, ctx, &self.cid, &target, Change::Grant(self.role))?;
+        let max = ctx.params.rights.max_entitlements_per_cid;
+        let count = state.entitlement_count(&self.cid)?;
+        if current.is_none() && count >= u64::from(max) {
+            return Err(RightsError::CapExceeded {
+                what: format!("entitlements on cid {}", hx(&self.cid)),
+                got: usize::try_from(count + 1).unwrap_or(usize::MAX),
+                max,
+            }
+            .into());
+        }
         let record = pb::Entitlement {
             cid: self.cid.clone(),
             pubkey: target.to_vec(),

@@ -1,5 +1,5 @@
 //! Key builders of `entitlements/`, its index `entitlements_by_key/` and
-//! the per-cid owner count `entitlement_owners/`.
+//! the per-cid counts `entitlement_owners/` and `entitlement_counts/`.
 //!
 //! `{cid}` is written as one length byte and the cid
 //! ([`cid_segment`]), so the cid boundary is unambiguous; pubkeys are 32
@@ -10,6 +10,7 @@ use crate::keyspaces::rights::cid_segment;
 const PREFIX: &[u8] = b"entitlements/";
 const BY_KEY: &[u8] = b"entitlements_by_key/";
 const OWNERS: &[u8] = b"entitlement_owners/";
+const COUNTS: &[u8] = b"entitlement_counts/";
 
 /// `entitlements/`: every entitlement (verifiable state).
 pub fn entitlements_prefix() -> Vec<u8> {
@@ -57,6 +58,14 @@ pub fn owner_count_key(cid: &[u8]) -> Vec<u8> {
     k
 }
 
+/// `entitlement_counts/{cid}`: how many entitlement records the cid has
+/// (verifiable state; `max_entitlements_per_cid` reads it).
+pub fn entitlement_count_key(cid: &[u8]) -> Vec<u8> {
+    let mut k = COUNTS.to_vec();
+    k.extend_from_slice(cid);
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,8 +77,7 @@ mod tests {
             b in proptest::collection::vec(any::<u8>(), 1..60), k in any::<[u8; 32]>()) {
             prop_assume!(a != b);
             prop_assert!(!entitlement_key(&a, &k).starts_with(&entitlements_cid_prefix(&b)));
-            prop_assert!(!entitlement_by_key_key(&k, &a).starts_with(&entitlement_by_key_key(&k, &b))
-                || a.len() != b.len());
+            prop_assert!(!entitlement_by_key_key(&k, &a).starts_with(&entitlement_by_key_key(&k, &b)));
         }
 
         #[test]

@@ -4,12 +4,47 @@
 
 use prost::Message;
 
-use super::keys::{entitlement_by_key_key, entitlement_key, owner_count_key};
+use super::keys::{
+    entitlement_by_key_key, entitlement_count_key, entitlement_key, owner_count_key,
+};
 use crate::proto::rights as pb;
 use crate::store::{StateRead, StateWrite, StoreError};
 
 fn is_owner(e: &pb::Entitlement) -> bool {
     e.role == pb::Role::Owner as i32
+}
+
+fn read_count(state: &(impl StateRead + ?Sized), key: &[u8]) -> Result<u64, StoreError> {
+    match state.get_raw(key)? {
+        None => Ok(0),
+        Some(raw) => {
+            let arr: [u8; 8] = raw
+                .as_slice()
+                .try_into()
+                .map_err(|_| StoreError::corrupt(key, "count is not 8 bytes"))?;
+            Ok(u64::from_be_bytes(arr))
+        }
+    }
+}
+
+/// Counts one up or down under `key`; a count of 0 is deleted.
+fn step_count<S: StateWrite + ?Sized>(
+    state: &mut S,
+    key: Vec<u8>,
+    up: bool,
+) -> Result<(), StoreError> {
+    let n = read_count(state, &key)?;
+    let n = if up {
+        n.saturating_add(1)
+    } else {
+        n.saturating_sub(1)
+    };
+    if n == 0 {
+        state.delete_raw(key);
+    } else {
+        state.put_raw(key, n.to_be_bytes().to_vec());
+    }
+    Ok(())
 }
 
 pub trait EntitlementsRead: StateRead {
@@ -36,17 +71,12 @@ pub trait EntitlementsRead: StateRead {
 
     /// How many OWNER records `cid` has.
     fn owner_count(&self, cid: &[u8]) -> Result<u64, StoreError> {
-        let key = owner_count_key(cid);
-        match self.get_raw(&key)? {
-            None => Ok(0),
-            Some(raw) => {
-                let arr: [u8; 8] = raw
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| StoreError::corrupt(&key, "owner count is not 8 bytes"))?;
-                Ok(u64::from_be_bytes(arr))
-            }
-        }
+        read_count(self, &owner_count_key(cid))
+    }
+
+    /// How many entitlement records `cid` has.
+    fn entitlement_count(&self, cid: &[u8]) -> Result<u64, StoreError> {
+        read_count(self, &entitlement_count_key(cid))
     }
 }
 impl<T: StateRead + ?Sized> EntitlementsRead for T {}
@@ -61,6 +91,9 @@ pub trait EntitlementsWrite: StateWrite {
         let old = self.entitlement(&e.cid, pubkey)?;
         let was = old.as_ref().is_some_and(is_owner);
         self.adjust_owners(&e.cid, was, is_owner(e))?;
+        if old.is_none() {
+            step_count(self, entitlement_count_key(&e.cid), true)?;
+        }
         let value = e.encode_to_vec();
         self.put_index_raw(entitlement_by_key_key(pubkey, &e.cid), value.clone());
         self.put_raw(entitlement_key(&e.cid, pubkey), value);
@@ -71,6 +104,9 @@ pub trait EntitlementsWrite: StateWrite {
     fn delete_entitlement(&mut self, cid: &[u8], pubkey: &[u8; 32]) -> Result<(), StoreError> {
         let old = self.entitlement(cid, pubkey)?;
         self.adjust_owners(cid, old.as_ref().is_some_and(is_owner), false)?;
+        if old.is_some() {
+            step_count(self, entitlement_count_key(cid), false)?;
+        }
         self.delete_index_raw(entitlement_by_key_key(pubkey, cid));
         self.delete_raw(entitlement_key(cid, pubkey));
         Ok(())
@@ -81,18 +117,7 @@ pub trait EntitlementsWrite: StateWrite {
         if was == is {
             return Ok(());
         }
-        let n = self.owner_count(cid)?;
-        let n = if is {
-            n.saturating_add(1)
-        } else {
-            n.saturating_sub(1)
-        };
-        if n == 0 {
-            self.delete_raw(owner_count_key(cid));
-        } else {
-            self.put_raw(owner_count_key(cid), n.to_be_bytes().to_vec());
-        }
-        Ok(())
+        step_count(self, owner_count_key(cid), is)
     }
 }
 impl<T: StateWrite + ?Sized> EntitlementsWrite for T {}

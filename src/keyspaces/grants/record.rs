@@ -3,7 +3,7 @@
 //! decision must allow the consumer's request (territory and context) at
 //! this block's height and time.
 
-use super::GrantsWrite;
+use super::{GrantsRead, GrantsWrite};
 use crate::keyspaces::entitlements::scope;
 use crate::keyspaces::params::Params;
 use crate::keyspaces::rights::{
@@ -60,7 +60,8 @@ impl RecordGrant {
     /// # Errors
     /// `UnknownCid`, `NotDekHolder`, and every deny of the access decision
     /// (`ACCESS_DENIED`, `TAKEDOWN_ACTIVE`, `CASBIN_EVALUATION_FAILED`,
-    /// `UNSUPPORTED_POLICY_TYPE`).
+    /// `UNSUPPORTED_POLICY_TYPE`); `Conflict` when the grant of this cid to
+    /// this consumer is already recorded in this block.
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
@@ -92,6 +93,15 @@ impl RecordGrant {
             &self.context,
         )?;
         let reason = decision.outcome?;
+        if let Some(g) = state.grant(&self.cid, &consumer, ctx.height)? {
+            return Err(TxError::Conflict(format!(
+                "the grant of {} to {} at height {} is recorded (by validator {})",
+                hx(&self.cid),
+                hx(&consumer),
+                ctx.height,
+                hx(&g.validator_pubkey)
+            )));
+        }
         state.put_grant(
             &consumer,
             &pb::Grant {

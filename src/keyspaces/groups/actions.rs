@@ -28,12 +28,22 @@ domain_action!(
     SetGroupMember => pb::SetGroupMember { group_id: String, member: Vec<u8>, add: bool }
 );
 
+/// A group id: 1..=`max_group_id_bytes` of ASCII letters, digits, `.`,
+/// `_` and `-` (it is a key segment, an event value and a CLI argument).
 fn check_id(id: &str, params: &Params) -> Result<(), TxError> {
     let max = params.rights.max_group_id_bytes as usize;
     if id.is_empty() || id.len() > max {
         return Err(TxError::InvalidArgument(format!(
             "group id {id:?} is {} bytes; allowed 1..={max}",
             id.len()
+        )));
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(TxError::InvalidArgument(format!(
+            "group id {id:?} holds {c:?}; allowed are ASCII letters, digits, '.', '_' and '-'"
         )));
     }
     Ok(())
@@ -74,7 +84,8 @@ impl ApplyGroup {
     }
 
     /// # Errors
-    /// `Conflict` when the group exists or an application is open.
+    /// `Conflict` when the group exists or an application is open;
+    /// `GovernanceCap` (open applications, groups).
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
@@ -86,30 +97,35 @@ impl ApplyGroup {
                 self.group_id
             )));
         }
-        let previous = state.group_application(&self.group_id)?;
-        let prev_election = previous.as_ref().and_then(|a| a.election.clone());
-        if prev_election
-            .as_ref()
-            .is_some_and(|e| e.status == election::OPEN)
-        {
+        // a closed application is deleted, so one that exists is open
+        if state.group_application(&self.group_id)?.is_some() {
             return Err(TxError::Conflict(format!(
                 "group {:?} has an open application",
                 self.group_id
             )));
         }
-        // an earlier application here failed or expired and was released
+        let g = &ctx.params.governance;
+        let open = state.open_group_applications()?;
+        if open >= u64::from(g.max_group_applications) {
+            return Err(GovError::Cap {
+                what: "open group applications",
+                got: open + 1,
+                limit: u64::from(g.max_group_applications),
+            }
+            .into());
+        }
         let count = state.group_count()?;
-        let limit = ctx.params.governance.max_groups;
-        if count >= u64::from(limit) {
+        if count >= u64::from(g.max_groups) {
             return Err(GovError::Cap {
                 what: "groups",
                 got: count + 1,
-                limit: u64::from(limit),
+                limit: u64::from(g.max_groups),
             }
             .into());
         }
         state.put_group_count(count + 1);
-        let e = election::open(pb::ElectionKind::Admit, prev_election.as_ref(), ctx.height);
+        state.put_open_group_applications(open + 1);
+        let e = election::open(pb::ElectionKind::Admit, None, ctx.height);
         let subject = Subject::Group(self.group_id.clone());
         expiry::schedule(state, &subject, &e, &ctx.params.governance);
         state.put_group_application(&pb::GroupRecord {
@@ -198,39 +214,13 @@ impl VoteGroup {
             self.approve,
             ctx.height,
             &self.group_id,
-        )?;
+        )?
+        .decision;
+        if d != Decision::Open {
+            let subject = Subject::Group(self.group_id.clone());
+            expiry::unschedule(state, &subject, &e, &ctx.params.governance);
+        }
         rec.election = Some(e);
-        if (d == Decision::Failed && is_application)
-            || (d == Decision::Passed && to == GroupStatus::Removed)
-        {
-            super::expiry::release(state)?;
-        }
-        if d == Decision::Passed {
-            if is_application {
-                rec.admitted_at = ctx.height;
-            }
-            rec.status = to as u32;
-            state.put_group(&rec);
-            let name = match to {
-                GroupStatus::Active => "group.admitted",
-                GroupStatus::Suspended => "group.suspended",
-                GroupStatus::Removed => "group.removed",
-            };
-            ctx.emit(
-                Event::new(name)
-                    .indexed("group_id", self.group_id.clone())
-                    .plain("height", ctx.height.to_string()),
-            );
-        } else if is_application {
-            state.put_group_application(&rec);
-        } else {
-            state.put_group(&rec);
-        }
-        if is_application && d == Decision::Passed {
-            let mut app = rec.clone();
-            app.status = 0;
-            state.put_group_application(&app);
-        }
         ctx.emit(
             Event::new("group.voted")
                 .indexed("group_id", self.group_id.clone())
@@ -238,6 +228,35 @@ impl VoteGroup {
                 .plain("kind", election::kind_name(self.kind))
                 .plain("approve", self.approve.to_string()),
         );
+        match d {
+            Decision::Open if is_application => state.put_group_application(&rec),
+            Decision::Open => state.put_group(&rec),
+            Decision::Failed if is_application => {
+                super::expiry::close_application(state, &self.group_id, false)?
+            }
+            Decision::Failed => state.put_group(&rec),
+            Decision::Passed => {
+                if is_application {
+                    super::expiry::close_application(state, &self.group_id, true)?;
+                    rec.admitted_at = ctx.height;
+                }
+                if to == GroupStatus::Removed {
+                    super::expiry::release(state)?;
+                }
+                rec.status = to as u32;
+                state.put_group(&rec);
+                let name = match to {
+                    GroupStatus::Active => "group.admitted",
+                    GroupStatus::Suspended => "group.suspended",
+                    GroupStatus::Removed => "group.removed",
+                };
+                ctx.emit(
+                    Event::new(name)
+                        .indexed("group_id", self.group_id.clone())
+                        .plain("height", ctx.height.to_string()),
+                );
+            }
+        }
         Ok(())
     }
 }

@@ -1,6 +1,8 @@
 //! Group elections that expire ([`crate::keyspaces::validators::expiry`]),
-//! and the live count the `max_groups` cap reads: open applications plus
-//! groups that are not REMOVED.
+//! and the counts the caps read: `max_groups` counts open applications plus
+//! groups that are not REMOVED, `max_group_applications` open applications.
+//! A closed application is deleted: a failed or expired one leaves nothing,
+//! an admitted one lives on as the group record.
 
 use super::{GroupStatus, GroupsRead, GroupsWrite};
 use crate::keyspaces::validators::election;
@@ -16,9 +18,25 @@ pub(super) fn release<S: StateWrite + ?Sized>(state: &mut S) -> Result<(), TxErr
     Ok(())
 }
 
+/// An application closed: deleted, and no longer open. One that was not
+/// admitted also leaves the `max_groups` count.
+pub(super) fn close_application<S: StateWrite + ?Sized>(
+    state: &mut S,
+    id: &str,
+    admitted: bool,
+) -> Result<(), TxError> {
+    let open = state.open_group_applications()?;
+    state.put_open_group_applications(open.saturating_sub(1));
+    if !admitted {
+        release(state)?;
+    }
+    state.delete_group_application(id);
+    Ok(())
+}
+
 /// Closes the election of group `id` (or of its application) as EXPIRED
-/// if it is still OPEN in `round`. An expired application is dropped and
-/// frees its place under `max_groups`.
+/// if it is still OPEN in `round`. An expired application is deleted and
+/// frees its places under the caps.
 pub fn expire_group_election<S: StateWrite + ?Sized>(
     state: &mut S,
     id: &str,
@@ -47,8 +65,7 @@ pub fn expire_group_election<S: StateWrite + ?Sized>(
             .plain("result", election::status_name(e.status)),
     );
     if application {
-        release(state)?;
-        state.put_group_application(&rec);
+        close_application(state, id, false)?;
     } else {
         debug_assert!(GroupStatus::of(rec.status).is_some());
         state.put_group(&rec);

@@ -63,6 +63,7 @@ pub fn next_group_status(from: Option<GroupStatus>, kind: pb::ElectionKind) -> O
 const GROUPS: &[u8] = b"groups/";
 const APPLICATIONS: &[u8] = b"group_applications/";
 const COUNT: &[u8] = b"group_meta/count";
+const OPEN_APPLICATIONS: &[u8] = b"group_meta/open_applications";
 
 /// `groups/`.
 pub fn groups_prefix() -> Vec<u8> {
@@ -105,6 +106,12 @@ pub fn group_count_key() -> Vec<u8> {
     COUNT.to_vec()
 }
 
+/// `group_meta/open_applications`: fixed-width big-endian u64 (the
+/// `max_group_applications` cap).
+pub fn open_applications_key() -> Vec<u8> {
+    OPEN_APPLICATIONS.to_vec()
+}
+
 /// `group_applications/{group_id}`.
 pub fn application_key(group_id: &str) -> Vec<u8> {
     let mut k = APPLICATIONS.to_vec();
@@ -124,6 +131,13 @@ fn read(
     }
 }
 
+fn read_u64(state: &(impl StateRead + ?Sized), key: &[u8]) -> Result<u64, StoreError> {
+    Ok(state
+        .get_raw(key)?
+        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+        .map_or(0, u64::from_be_bytes))
+}
+
 pub trait GroupsRead: StateRead {
     fn group(&self, group_id: &str) -> Result<Option<pb::GroupRecord>, StoreError> {
         read(self, group_key(group_id))
@@ -133,10 +147,11 @@ pub trait GroupsRead: StateRead {
     }
     /// Open applications plus groups not REMOVED (the `max_groups` cap).
     fn group_count(&self) -> Result<u64, StoreError> {
-        Ok(self
-            .get_raw(&group_count_key())?
-            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-            .map_or(0, u64::from_be_bytes))
+        read_u64(self, &group_count_key())
+    }
+    /// Open applications (the `max_group_applications` cap).
+    fn open_group_applications(&self) -> Result<u64, StoreError> {
+        read_u64(self, &open_applications_key())
     }
 }
 impl<T: StateRead + ?Sized> GroupsRead for T {}
@@ -148,8 +163,14 @@ pub trait GroupsWrite: StateWrite {
     fn put_group_application(&mut self, g: &pb::GroupRecord) {
         self.put_raw(application_key(&g.group_id), g.encode_to_vec());
     }
+    fn delete_group_application(&mut self, group_id: &str) {
+        self.delete_raw(application_key(group_id));
+    }
     fn put_group_count(&mut self, n: u64) {
         self.put_raw(group_count_key(), n.to_be_bytes().to_vec());
+    }
+    fn put_open_group_applications(&mut self, n: u64) {
+        self.put_raw(open_applications_key(), n.to_be_bytes().to_vec());
     }
 }
 impl<T: StateWrite + ?Sized> GroupsWrite for T {}

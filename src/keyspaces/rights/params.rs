@@ -20,6 +20,8 @@ pub struct RightsParams {
     pub max_scope_conditions: u32,
     pub max_condition_bytes: u32,
     pub max_model_id_bytes: u32,
+    /// Entitlement records of one cid (grants to new keys are refused past it).
+    pub max_entitlements_per_cid: u32,
 }
 
 impl Default for RightsParams {
@@ -37,6 +39,7 @@ impl Default for RightsParams {
             max_scope_conditions: 16,
             max_condition_bytes: 256,
             max_model_id_bytes: 256,
+            max_entitlements_per_cid: 10_000,
         }
     }
 }
@@ -62,6 +65,12 @@ impl RightsParams {
                 "rights.max_wrapped_dek_bytes and max_model_id_bytes must be positive".into(),
             );
         }
+        if self.max_entitlements_per_cid == 0 {
+            return Err(
+                "rights.max_entitlements_per_cid must be positive (the publisher's OWNER record)"
+                    .into(),
+            );
+        }
         Ok(())
     }
 }
@@ -81,6 +90,7 @@ impl From<&RightsParams> for pb::RightsParams {
             max_scope_conditions: p.max_scope_conditions,
             max_condition_bytes: p.max_condition_bytes,
             max_model_id_bytes: p.max_model_id_bytes,
+            max_entitlements_per_cid: p.max_entitlements_per_cid,
         }
     }
 }
@@ -101,6 +111,7 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             max_scope_conditions: p.max_scope_conditions,
             max_condition_bytes: p.max_condition_bytes,
             max_model_id_bytes: p.max_model_id_bytes,
+            max_entitlements_per_cid: p.max_entitlements_per_cid,
         };
         params.validate()?;
         Ok(params)

@@ -9,6 +9,7 @@ use crate::keyspaces::params::Params;
 use crate::keyspaces::policies::{PoliciesRead, PoliciesWrite};
 use crate::keyspaces::uploads::UploadsRead;
 use crate::keyspaces::validators::election::{self, cast, require_active, Decision};
+use crate::keyspaces::validators::expiry::{self, Subject};
 use crate::keyspaces::validators::{is_jurisdiction, GovError};
 use crate::keyspaces::{Event, TxContext};
 use crate::proto::governance as pb;
@@ -136,6 +137,9 @@ impl TakedownRequest {
             .map(|p| p.encode_to_vec())
             .unwrap_or_default();
         let prev_election = old.as_ref().and_then(|t| t.election.as_ref());
+        let e = election::open(pb::ElectionKind::Remove, prev_election, ctx.height);
+        let subject = Subject::Takedown(self.cid.clone());
+        expiry::schedule(state, &subject, &e, &ctx.params.governance);
         state.put_takedown(&pb::Takedown {
             cid: self.cid.clone(),
             status: status as u32,
@@ -148,11 +152,7 @@ impl TakedownRequest {
             counter_notice: Vec::new(),
             counter_notice_by: Vec::new(),
             previous_policy,
-            election: Some(election::open(
-                pb::ElectionKind::Remove,
-                prev_election,
-                ctx.height,
-            )),
+            election: Some(e),
         });
         set_policy_type(
             state,
@@ -271,7 +271,12 @@ impl TakedownResolve {
             self.confirm,
             ctx.height,
             &cid_hex,
-        )?;
+        )?
+        .decision;
+        if d != Decision::Open {
+            let subject = Subject::Takedown(self.cid.clone());
+            expiry::unschedule(state, &subject, &e, &ctx.params.governance);
+        }
         t.election = Some(e);
         ctx.emit(
             Event::new("takedown.voted")
@@ -297,7 +302,7 @@ impl TakedownResolve {
                     ctx.height,
                 )?;
             } else {
-                restore_policy(state, &t, ctx.height)?;
+                restore_policy(state, &t)?;
             }
             let kind = if to == TakedownStatus::Confirmed {
                 "takedown.confirmed"
@@ -317,10 +322,9 @@ impl TakedownResolve {
 
 /// Puts back the policy kept on the record, or removes the takedown policy
 /// when there was none before.
-fn restore_policy<S: StateWrite>(
+pub(super) fn restore_policy<S: StateWrite + ?Sized>(
     state: &mut S,
     t: &pb::Takedown,
-    _height: u64,
 ) -> Result<(), TxError> {
     if t.previous_policy.is_empty() {
         state.delete_policy(&t.cid);

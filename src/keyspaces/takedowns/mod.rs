@@ -6,13 +6,17 @@
 //! - `CounterNotice` by an `OWNER` of the cid, while `PENDING`.
 //! - `TakedownResolve` votes of ACTIVE validators: approvals (confirm) over
 //!   2/3 of the active power → `CONFIRMED`, policy `TAKEN_DOWN`; 1/3 or more
-//!   against → `DISMISSED`, the kept policy restored.
+//!   against → `DISMISSED`, the kept policy restored. Undecided after
+//!   `election_blocks`, the takedown expires: `DISMISSED`, policy restored
+//!   ([`expire_takedown`]).
 //! - `SetFlag` / `ClearFlag` by the owning group's authority; the access
 //!   decision denies in a flagged jurisdiction ([`governance_denial`]).
 
 mod actions;
+mod expiry;
 
 pub use actions::{ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve};
+pub use expiry::expire_takedown;
 
 use prost::Message;
 

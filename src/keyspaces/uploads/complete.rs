@@ -151,7 +151,8 @@ impl UploadComplete {
 
     /// # Errors
     /// `InvalidManifest` (another chain, an inactive set member),
-    /// `NotProcessingValidator`, `UploadExists`.
+    /// `NotProcessingValidator`, `UploadExists`, `Conflict` (a cid another
+    /// upload already claims).
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
@@ -192,6 +193,7 @@ impl UploadComplete {
         if state.upload(&m.flac_cid)?.is_some() {
             return Err(RightsError::UploadExists(hx(&m.flac_cid)).into());
         }
+        check_unclaimed(state, m)?;
         // Content joins a group only as a member's upload (governance).
         crate::keyspaces::groups::require_member(state, &m.group_id, &m.uploader_pubkey)?;
         state.put_upload(&self.record(ctx));
@@ -225,4 +227,27 @@ impl UploadComplete {
             uploader_signature: self.uploader_signature.to_vec(),
         }
     }
+}
+
+/// Each cid names one thing: the `encrypted_cid` is no other upload's blob
+/// or flac cid, and the `flac_cid` is no other upload's blob. Otherwise a
+/// peer asking for a blob could be answered under another upload's sets.
+fn check_unclaimed<S: StateWrite>(state: &S, m: &pb::UploadManifest) -> Result<(), TxError> {
+    let taken = |what: &str, cid: &[u8], by: &[u8]| {
+        TxError::Conflict(format!(
+            "{what} {} is the encrypted blob or flac cid of upload {}",
+            hx(cid),
+            hx(by)
+        ))
+    };
+    if let Some(u) = state.upload_by_content(&m.encrypted_cid)? {
+        return Err(taken("encrypted_cid", &m.encrypted_cid, &u.flac_cid));
+    }
+    if state.upload(&m.encrypted_cid)?.is_some() {
+        return Err(taken("encrypted_cid", &m.encrypted_cid, &m.encrypted_cid));
+    }
+    if let Some(u) = state.upload_by_content(&m.flac_cid)? {
+        return Err(taken("flac_cid", &m.flac_cid, &u.flac_cid));
+    }
+    Ok(())
 }

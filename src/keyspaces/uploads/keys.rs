@@ -15,9 +15,10 @@ pub fn upload_key(flac_cid: &[u8]) -> Vec<u8> {
     k
 }
 
-/// `uploads_by_content/{encrypted_cid}` (index space): the `flac_cid` of the
-/// upload whose encrypted blob is `encrypted_cid`, so a peer's content
-/// request finds its upload without a scan.
+/// `uploads_by_content/{encrypted_cid}` (verifiable state): the `flac_cid`
+/// of the upload whose encrypted blob is `encrypted_cid`, so a peer's
+/// content request finds its upload without a scan. It is state, not an
+/// index, because `UploadComplete` refuses a blob another upload claims.
 pub fn upload_by_content_key(encrypted_cid: &[u8]) -> Vec<u8> {
     let mut k = BY_CONTENT.to_vec();
     k.extend_from_slice(encrypted_cid);

@@ -17,10 +17,11 @@ pub trait UploadsRead: StateRead {
         }
     }
 
-    /// The upload whose encrypted blob is `encrypted_cid`, through the
-    /// `uploads_by_content/` index.
+    /// The upload whose encrypted blob is `encrypted_cid`, through
+    /// `uploads_by_content/` (verifiable state: it also makes each
+    /// `encrypted_cid` belong to one upload).
     fn upload_by_content(&self, encrypted_cid: &[u8]) -> Result<Option<pb::Upload>, StoreError> {
-        match self.get_index_raw(&upload_by_content_key(encrypted_cid))? {
+        match self.get_raw(&upload_by_content_key(encrypted_cid))? {
             None => Ok(None),
             Some(flac_cid) => self.upload(&flac_cid),
         }
@@ -29,12 +30,12 @@ pub trait UploadsRead: StateRead {
 impl<T: StateRead + ?Sized> UploadsRead for T {}
 
 pub trait UploadsWrite: StateWrite {
-    /// Writes the record and its `uploads_by_content/` index entry.
+    /// Writes the record and its `uploads_by_content/` entry.
     fn put_upload(&mut self, upload: &pb::Upload) {
         self.put_raw(upload_key(&upload.flac_cid), upload.encode_to_vec());
         if !upload.encrypted_cid.is_empty() {
             let k = upload_by_content_key(&upload.encrypted_cid);
-            self.put_index_raw(k, upload.flac_cid.clone());
+            self.put_raw(k, upload.flac_cid.clone());
         }
     }
 }

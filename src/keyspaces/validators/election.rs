@@ -91,12 +91,26 @@ pub fn tally<E>(
     Ok((yes, no))
 }
 
+/// The outcome of [`cast`]: the decision and the powers behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub decision: Decision,
+    pub approve: u64,
+    pub reject: u64,
+    pub active: u64,
+}
+
 /// Casts `voter`'s vote in the open election `e` about `subject` and
 /// decides it with the ACTIVE powers now; a decided election is closed at
 /// `height`. The caller has checked that `voter` is ACTIVE.
 ///
+/// A voter who sends the vote it already cast (same side) adds nothing: the
+/// election is counted again with the powers now. This is how an election
+/// whose voters left the active set, and which would now pass or fail on the
+/// votes it holds, gets decided.
+///
 /// # Errors
-/// `DoubleVote`; a store fault.
+/// `DoubleVote` (a vote on the other side); a store fault.
 pub fn cast<S: crate::store::StateRead + ?Sized>(
     state: &S,
     e: &mut pb::Election,
@@ -104,36 +118,44 @@ pub fn cast<S: crate::store::StateRead + ?Sized>(
     approve: bool,
     height: u64,
     subject: &str,
-) -> Result<Decision, crate::tx::TxError> {
+) -> Result<Tally, crate::tx::TxError> {
     use super::ValidatorsRead;
-    if has_voted(e, voter) {
-        return Err(super::GovError::DoubleVote {
-            voter: hex::encode(voter),
-            subject: subject.to_string(),
-            kind: kind_name(e.kind),
-            round: e.round,
+    match e.votes.iter().find(|v| v.voter.as_slice() == voter) {
+        Some(v) if v.approve != approve => {
+            return Err(super::GovError::DoubleVote {
+                voter: hex::encode(voter),
+                subject: subject.to_string(),
+                kind: kind_name(e.kind),
+                round: e.round,
+            }
+            .into());
         }
-        .into());
+        Some(_) => {} // the same vote again: recount only
+        None => e.votes.push(pb::Vote {
+            voter: voter.to_vec(),
+            approve,
+            height,
+        }),
     }
-    e.votes.push(pb::Vote {
-        voter: voter.to_vec(),
-        approve,
-        height,
-    });
     let (yes, no) = tally(e, |v| state.active_power(v))?;
-    let d = decide(yes, no, state.validator_totals()?.active_power);
-    match d {
+    let active = state.validator_totals()?.active_power;
+    let decision = decide(yes, no, active);
+    match decision {
         Decision::Open => {}
-        Decision::Passed | Decision::Failed => {
-            e.status = if d == Decision::Passed {
-                PASSED
-            } else {
-                FAILED
-            };
-            e.closed_at = height;
-        }
+        Decision::Passed => close(e, PASSED, height),
+        Decision::Failed => close(e, FAILED, height),
     }
-    Ok(d)
+    Ok(Tally {
+        decision,
+        approve: yes,
+        reject: no,
+        active,
+    })
+}
+
+fn close(e: &mut pb::Election, status: u32, height: u64) {
+    e.status = status;
+    e.closed_at = height;
 }
 
 /// `NotValidator` unless `signer` is an ACTIVE validator.

@@ -134,7 +134,6 @@ fn mature_unbonding<S: StateWrite>(
             events,
         };
         enter(state, at, &op, &mut record, ValidatorStatus::Removed)?;
-        state.put_validator(&op, &record);
     }
     Ok(())
 }

@@ -6,14 +6,17 @@
 //! - a validator candidate becomes REMOVED (its record no longer counts
 //!   against `max_validator_records`);
 //! - a group application is dropped (no longer counts against `max_groups`);
-//! - a removal or suspension lapses.
+//! - a removal or suspension lapses;
+//! - a PENDING takedown is DISMISSED and the policy it replaced restored.
 //!
-//! An election decided earlier leaves a stale entry, deleted when due.
+//! An election decided or withdrawn earlier deletes its entry
+//! ([`unschedule`]), so the entries are exactly the open elections.
 
 use super::lifecycle::{enter, At};
 use super::{election, transition, GovernanceParams, ValidatorEvent, ValidatorStatus};
 use super::{ValidatorsRead, ValidatorsWrite};
 use crate::keyspaces::groups::expire_group_election;
+use crate::keyspaces::takedowns::expire_takedown;
 use crate::keyspaces::Event;
 use crate::proto::governance as pb;
 use crate::store::{Space, StateWrite};
@@ -25,6 +28,7 @@ pub const PER_BLOCK: usize = 64;
 const DUE: &[u8] = b"governance_due/";
 const TAG_VALIDATOR: u8 = b'v';
 const TAG_GROUP: u8 = b'g';
+const TAG_TAKEDOWN: u8 = b't';
 
 /// Whose election.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +36,8 @@ pub enum Subject {
     Validator([u8; 32]),
     /// A group, or its application while it is not admitted.
     Group(String),
+    /// The takedown of a cid.
+    Takedown(Vec<u8>),
 }
 
 /// `governance_due/`.
@@ -52,6 +58,10 @@ pub fn due_key(until: u64, subject: &Subject) -> Vec<u8> {
             k.push(TAG_GROUP);
             k.extend_from_slice(id.as_bytes());
         }
+        Subject::Takedown(cid) => {
+            k.push(TAG_TAKEDOWN);
+            k.extend_from_slice(cid);
+        }
     }
     k
 }
@@ -63,6 +73,7 @@ fn split_due_key(k: &[u8]) -> Option<(u64, Subject)> {
     let subject = match *tag {
         TAG_VALIDATOR => Subject::Validator(<[u8; 32]>::try_from(subject).ok()?),
         TAG_GROUP => Subject::Group(String::from_utf8(subject.to_vec()).ok()?),
+        TAG_TAKEDOWN => Subject::Takedown(subject.to_vec()),
         _ => return None,
     };
     Some((u64::from_be_bytes(*until), subject))
@@ -77,6 +88,18 @@ pub fn schedule<S: StateWrite + ?Sized>(
 ) {
     let until = e.opened_at.saturating_add(params.election_blocks);
     state.put_raw(due_key(until, subject), e.round.to_be_bytes().to_vec());
+}
+
+/// Deletes the entry of `e` about `subject`: call it when `e` closes
+/// before it is due (decided, withdrawn) or its subject is deleted.
+pub fn unschedule<S: StateWrite + ?Sized>(
+    state: &mut S,
+    subject: &Subject,
+    e: &pb::Election,
+    params: &GovernanceParams,
+) {
+    let until = e.opened_at.saturating_add(params.election_blocks);
+    state.delete_raw(due_key(until, subject));
 }
 
 /// Closes `e` as EXPIRED at `height` if it is OPEN in `round`; true if it did.
@@ -112,6 +135,7 @@ pub(super) fn expire_due<S: StateWrite>(
         match subject {
             Subject::Validator(op) => expire_validator(state, &op, round, height, params, events)?,
             Subject::Group(id) => expire_group_election(state, &id, round, height, events)?,
+            Subject::Takedown(cid) => expire_takedown(state, &cid, round, height, events)?,
         }
     }
     Ok(())
@@ -150,9 +174,10 @@ fn expire_validator<S: StateWrite>(
             params,
             events,
         };
-        enter(state, at, op, &mut record, next)?;
+        enter(state, at, op, &mut record, next)?; // stores (here: deletes) the record
+    } else {
+        state.put_validator(op, &record);
     }
-    state.put_validator(op, &record);
     Ok(())
 }
 
@@ -168,6 +193,11 @@ mod tests {
         assert_eq!(split_due_key(&a), Some((5, Subject::Group("zz".into()))));
         assert_eq!(split_due_key(&b), Some((6, Subject::Validator([0; 32]))));
         assert_eq!(split_due_key(b"governance_due/short"), None);
+        let t = due_key(7, &Subject::Takedown(b"cid/x".to_vec()));
+        assert_eq!(
+            split_due_key(&t),
+            Some((7, Subject::Takedown(b"cid/x".to_vec())))
+        );
         assert!(!a.starts_with(&super::super::validators_prefix()));
     }
 }

@@ -2,6 +2,7 @@
 //! update queue and the events. Shared by the handlers and end of block.
 
 use super::actions::key32;
+use super::expiry;
 use super::status::ValidatorStatus;
 use super::{GovError, GovernanceParams, ValidatorsRead, ValidatorsWrite};
 use crate::keyspaces::Event;
@@ -26,7 +27,11 @@ fn last_active(op: &[u8; 32], action: &'static str) -> GovError {
 }
 
 /// Moves `record` (of `op`) to `next`, keeping the totals and the update
-/// queue in step. The caller stores the record.
+/// queue in step, and stores it.
+///
+/// A CANDIDATE that becomes REMOVED (rejected, withdrawn, expired) never
+/// reached CometBFT's set: its record, its consensus-key index entry and its
+/// election's due entry are deleted, so failed applications leave no state.
 pub(crate) fn enter<S: StateWrite>(
     state: &mut S,
     at: At<'_>,
@@ -48,6 +53,10 @@ pub(crate) fn enter<S: StateWrite>(
         .governance
         .get_or_insert_with(pb::ValidatorGovernance::default);
     let was_active = from == ValidatorStatus::Active as u32;
+    let was_candidate = from == ValidatorStatus::Candidate as u32;
+    if was_candidate {
+        totals.candidates = totals.candidates.saturating_sub(1);
+    }
     let mut event = Event::new(match next {
         ValidatorStatus::Active => "validator.admitted",
         ValidatorStatus::Unbonding => "validator.unbonding",
@@ -109,5 +118,28 @@ pub(crate) fn enter<S: StateWrite>(
     record.status = next as u32;
     state.put_validator_totals(&totals);
     at.events.push(event.plain("height", at.height.to_string()));
+    if was_candidate && next == ValidatorStatus::Removed {
+        forget(state, at.params, op, record, &consensus)?;
+    } else {
+        state.put_validator(op, record);
+    }
+    Ok(())
+}
+
+/// Deletes a never-admitted candidate's record and what points at it.
+fn forget<S: StateWrite>(
+    state: &mut S,
+    params: &GovernanceParams,
+    op: &[u8; 32],
+    record: &gen::ValidatorRecord,
+    consensus: &[u8; 32],
+) -> Result<(), TxError> {
+    if let Some(e) = record.governance.as_ref().and_then(|g| g.election.as_ref()) {
+        expiry::unschedule(state, &expiry::Subject::Validator(*op), e, params);
+    }
+    if state.validator_by_consensus(consensus)? == Some(*op) {
+        state.delete_validator_by_consensus(consensus);
+    }
+    state.delete_validator(op);
     Ok(())
 }

@@ -62,7 +62,8 @@ pub(crate) fn apply_status<S: StateWrite>(
 
 /// Writes the genesis bookkeeping for the genesis validator records: the
 /// totals, CometBFT's set (in force from height 1) and the consensus-key
-/// index. Consensus keys must be unique, every power positive, the
+/// index. Consensus keys must be unique, every power at least
+/// [`params::MIN_VALIDATOR_POWER`], the
 /// validators no more than `max_active_validators`, and their total power
 /// within half of CometBFT's limit (the other half is room for elected ones).
 pub fn genesis_bookkeeping<S: StateWrite>(
@@ -92,8 +93,13 @@ pub fn genesis_bookkeeping<S: StateWrite>(
         if set.insert(ck, v.power).is_some() {
             return Err(format!("consensus key {} named twice", hex::encode(ck)));
         }
-        if v.power == 0 {
-            return Err(format!("genesis validator {} has power 0", hex::encode(op)));
+        if v.power < params::MIN_VALIDATOR_POWER {
+            return Err(format!(
+                "genesis validator {} has power {}; the least is {}",
+                hex::encode(op),
+                v.power,
+                params::MIN_VALIDATOR_POWER
+            ));
         }
         state.put_validator_by_consensus(&ck, op);
         totals.records += 1;

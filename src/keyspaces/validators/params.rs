@@ -27,6 +27,10 @@ pub struct GovernanceParams {
     pub max_counter_notice_bytes: u32,
     /// Blocks an election stays open before it closes as EXPIRED.
     pub election_blocks: u64,
+    /// Open validator applications (CANDIDATE records) at once.
+    pub max_candidates: u32,
+    /// Open group applications at once.
+    pub max_group_applications: u32,
 }
 
 impl Default for GovernanceParams {
@@ -45,6 +49,8 @@ impl Default for GovernanceParams {
             max_reason_bytes: 1024,
             max_counter_notice_bytes: 4096,
             election_blocks: 20_000,
+            max_candidates: 16,
+            max_group_applications: 16,
         }
     }
 }
@@ -52,14 +58,32 @@ impl Default for GovernanceParams {
 /// CometBFT's limit on total voting power (`MaxTotalVotingPower`, i64::MAX / 8).
 pub const MAX_TOTAL_POWER: u64 = (i64::MAX / 8) as u64;
 
+/// The least power of a validator (genesis or elected). One block's updates
+/// change less than 1/3 of the total power, so a set whose total is 3 or
+/// less could never change again; with every full validator at 4 or more,
+/// a non-empty set always has room for a step of at least 1.
+pub const MIN_VALIDATOR_POWER: u64 = 4;
+
 impl GovernanceParams {
     /// Rejects parameters no network could run with.
     pub fn validate(&self) -> Result<(), String> {
         let g = self;
-        if g.elected_validator_power == 0 || g.unbonding_blocks == 0 {
+        if g.elected_validator_power < MIN_VALIDATOR_POWER || g.unbonding_blocks == 0 {
             return Err(format!(
-                "governance: elected_validator_power ({}) and unbonding_blocks ({}) must be positive",
+                "governance: elected_validator_power ({}) must be at least {MIN_VALIDATOR_POWER} and unbonding_blocks ({}) positive",
                 g.elected_validator_power, g.unbonding_blocks
+            ));
+        }
+        if g.max_candidates == 0 || g.max_candidates > g.max_validator_records {
+            return Err(format!(
+                "governance: need 0 < max_candidates ({}) <= max_validator_records ({})",
+                g.max_candidates, g.max_validator_records
+            ));
+        }
+        if g.max_group_applications == 0 || g.max_group_applications > g.max_groups {
+            return Err(format!(
+                "governance: need 0 < max_group_applications ({}) <= max_groups ({})",
+                g.max_group_applications, g.max_groups
             ));
         }
         if g.election_blocks == 0 {
@@ -74,13 +98,15 @@ impl GovernanceParams {
                 g.max_active_validators, g.max_validator_records
             ));
         }
+        // ACTIVE and UNBONDING validators are all in CometBFT's set, and
+        // together they are at most `max_validator_records`.
         let most = g
             .elected_validator_power
-            .checked_mul(u64::from(g.max_active_validators));
+            .checked_mul(u64::from(g.max_validator_records));
         if most.is_none_or(|p| p > MAX_TOTAL_POWER / 2) {
             return Err(format!(
-                "governance: elected_validator_power {} x {} validators overflows CometBFT's power limit",
-                g.elected_validator_power, g.max_active_validators
+                "governance: elected_validator_power {} x {} validator records overflows half of CometBFT's power limit",
+                g.elected_validator_power, g.max_validator_records
             ));
         }
         Ok(())
@@ -103,6 +129,8 @@ impl From<&GovernanceParams> for pb::GovernanceParams {
             max_reason_bytes: g.max_reason_bytes,
             max_counter_notice_bytes: g.max_counter_notice_bytes,
             election_blocks: g.election_blocks,
+            max_candidates: g.max_candidates,
+            max_group_applications: g.max_group_applications,
         }
     }
 }
@@ -123,6 +151,8 @@ impl From<pb::GovernanceParams> for GovernanceParams {
             max_reason_bytes: g.max_reason_bytes,
             max_counter_notice_bytes: g.max_counter_notice_bytes,
             election_blocks: g.election_blocks,
+            max_candidates: g.max_candidates,
+            max_group_applications: g.max_group_applications,
         }
     }
 }

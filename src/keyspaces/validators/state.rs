@@ -81,6 +81,9 @@ pub trait ValidatorsWrite: StateWrite {
     fn put_validator(&mut self, operator: &[u8; 32], record: &pb::ValidatorRecord) {
         self.put_raw(validator_key(operator), record.encode_to_vec());
     }
+    fn delete_validator(&mut self, operator: &[u8; 32]) {
+        self.delete_raw(validator_key(operator));
+    }
     fn put_validator_by_consensus(&mut self, consensus: &[u8; 32], operator: &[u8; 32]) {
         self.put_raw(by_consensus_key(consensus), operator.to_vec());
     }

@@ -64,8 +64,15 @@ fn arb_wanted() -> impl Strategy<Value = Wanted> {
     (
         prop::collection::btree_map(0u8..16, 1u64..1000, 0..12),
         prop::collection::btree_set(0u8..16, 0..12),
+        prop::collection::btree_set(0u8..16, 0..8),
     )
-        .prop_map(|(c, d)| Wanted {
+        .prop_map(|(c, d, both)| Wanted {
+            // a DEK cid i we also replicate has content cid i
+            dek_after_content: both
+                .iter()
+                .filter(|i| c.contains_key(i) && d.contains(i))
+                .map(|i| (cid(*i), cid(*i)))
+                .collect(),
             content: c.into_iter().map(|(k, v)| (cid(k), v)).collect(),
             deks: d.into_iter().map(cid).collect(),
         })
@@ -122,6 +129,9 @@ proptest! {
                 Kind::Dek => {
                     prop_assert!(w.deks.contains(c));
                     prop_assert!(!l.held_deks.contains(c));
+                    if let Some(content) = w.dek_after_content.get(c) {
+                        prop_assert!(l.files.contains(content), "a replica's DEK waits for its content");
+                    }
                     if let Some(e) = l.dek_sync.get(c) {
                         prop_assert!(e.status() != SyncStatus::Failed || e.retry_at_ms <= now);
                     }
@@ -190,6 +200,30 @@ fn wanted_follows_set_membership() {
         vec![(cid(101), 1)]
     );
     assert_eq!(w.deks.into_iter().collect::<Vec<_>>(), vec![cid(2)]);
+    assert!(w.dek_after_content.is_empty());
+    let both = wanted(&me, &[a(4, vec![me], vec![me])]);
+    assert_eq!(
+        both.dek_after_content.into_iter().collect::<Vec<_>>(),
+        vec![(cid(4), cid(104))]
+    );
+}
+
+#[test]
+fn a_replicas_dek_waits_for_its_content_then_is_fetched() {
+    let w = Wanted {
+        content: [(cid(104), 10)].into(),
+        deks: [cid(4)].into(),
+        dek_after_content: [(cid(4), cid(104))].into(),
+    };
+    let mut l = LocalView::default();
+    let p = plan(&w, &l, 0);
+    assert_eq!(p.fetch, vec![(Kind::Content, cid(104))]);
+    assert_eq!(p.dek_writes.len(), 1, "the DEK entry is written PENDING");
+    apply(&mut l, &p);
+    l.in_flight.clear();
+    l.files.insert(cid(104));
+    let p = plan(&w, &l, 0);
+    assert_eq!(p.fetch, vec![(Kind::Dek, cid(4))]);
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! The fetch side of the worker: ask the peers of an assignment in turn,
 //! keep what checks out. A wrapped DEK must unwrap *and* open the content
-//! (its first STREAM chunk), read from the local, hash-verified blob or
-//! from the head of the blob at a replica.
+//! (its first STREAM chunk), read from a hash-verified blob: the local one
+//! (a replica fetches its DEK only once it holds the content), or, on a
+//! validator that holds the DEK but not the content, a copy fetched whole,
+//! checked against its cid, and deleted after the check. Bytes a peer sent
+//! that no hash vouches for never decide a DEK's fate.
 
 use super::*;
 use crate::local::peer_client::BlobRequest;
@@ -71,7 +74,7 @@ impl Worker {
             }
             Kind::Dek => {
                 let (stored, dek) = fetch_dek(node.requester(), chain_id, t, &a.dek_cid).await?;
-                self.check_dek(chain_id, &dek, t, peers, a).await?;
+                self.check_dek(chain_id, &dek, peers, a).await?;
                 let cid = a.dek_cid.clone();
                 blocking(move || {
                     node.local.put_dek(&stored)?;
@@ -82,44 +85,54 @@ impl Worker {
         }
     }
 
-    /// Checks that `dek` (from `from`) opens the upload's content: against
-    /// the local, hash-verified blob when this validator holds it, else
-    /// against the head of the blob from a replica, other replicas than
-    /// `from` first. A DEK that unwraps but is not the content's is refused.
+    /// Checks that `dek` opens the upload's content, read from a
+    /// hash-verified blob (see the module doc). A DEK that unwraps but is
+    /// not the content's is refused.
     async fn check_dek(
         &self,
         chain_id: &str,
         dek: &Dek,
-        from: &PeerTarget,
         peers: &Peers,
         a: &Assignment,
     ) -> Result<(), PeerError> {
         let (node, cid, size) = (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
         let head = match blocking_value(move || local_head(&node, &cid, size)).await? {
             Some(h) => h,
-            None => self.remote_head(chain_id, from, peers, a).await?,
+            None if a.replication_set.contains(&self.node.me()) => {
+                return Err(mismatch(a, "cannot check it yet: the content is not held"));
+            }
+            None => self.verified_head(chain_id, peers, a).await?,
         };
         stream::check_head(dek, &head, size).map_err(|e| mismatch(a, e))
     }
 
-    /// The head of the upload's blob from the first replica that serves
-    /// it, replicas other than `from` first.
-    async fn remote_head(
+    /// The head of the upload's blob on a validator that does not replicate
+    /// it: the whole blob is fetched from a replica into the content store
+    /// (so its hash is checked against the cid), its head read, and the
+    /// file deleted again.
+    async fn verified_head(
         &self,
         chain_id: &str,
-        from: &PeerTarget,
         peers: &Peers,
         a: &Assignment,
     ) -> Result<Vec<u8>, PeerError> {
-        let others = peers.content.iter().filter(|p| *p != from);
         let mut errors = Vec::new();
-        for t in others.chain(peers.content.iter().filter(|p| *p == from)) {
-            match fetch_head(&self.node, &self.blob(chain_id, t, a)).await {
-                Ok(h) => return Ok(h),
+        for t in &peers.content {
+            match fetch_content(&self.node, &self.blob(chain_id, t, a)).await {
+                Ok(_) => {
+                    let (node, cid, size) =
+                        (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
+                    return blocking_value(move || {
+                        let head = local_head(&node, &cid, size);
+                        node.content.remove(&cid)?;
+                        head?.ok_or_else(|| anyhow::anyhow!("the fetched blob vanished"))
+                    })
+                    .await;
+                }
                 Err(e) => errors.push(e.to_string()),
             }
         }
-        errors.push("no replica served the head of the content".into());
+        errors.push("no replica served the content".into());
         Err(mismatch(
             a,
             format!("cannot check it: {}", errors.join("; ")),

@@ -82,14 +82,18 @@ impl AddCasbinRule {
                 self.rule_index
             )));
         }
-        let mut same_subject = state.casbin_rules_by_sub(&id, rule.subject())?;
-        for &i in &same_subject {
-            if state.casbin_rule(&id, i)?.as_ref() == Some(&rule) {
-                return Err(TxError::Conflict(format!(
-                    "model {id} has this rule in slot {i}"
-                )));
-            }
+        // duplicates are found in verifiable state (the model's slot list,
+        // at most max_rules_per_model reads), never in the index space
+        if let Some((i, _)) = state
+            .casbin_rules(&model)?
+            .into_iter()
+            .find(|(_, r)| *r == rule)
+        {
+            return Err(TxError::Conflict(format!(
+                "model {id} has this rule in slot {i}"
+            )));
         }
+        let mut same_subject = state.casbin_rules_by_sub(&id, rule.subject())?;
         let size = rule_key(&id, self.rule_index).len() as u64 + rule.stored_size();
         charge(state, ctx, size, 0)?;
         state.put_casbin_rule(&id, self.rule_index, &rule);

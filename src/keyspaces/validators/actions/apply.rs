@@ -98,6 +98,23 @@ pub(crate) fn check_jurisdictions(codes: &[String], max: u32) -> Result<(), TxEr
     Ok(())
 }
 
+/// `host:port` (an IPv6 host in brackets), the port a number 1..=65535 and
+/// the host printable ASCII without spaces: peers dial it as it stands.
+pub(crate) fn check_address(address: &str) -> Result<(), TxError> {
+    let bad = |why: &str| TxError::InvalidArgument(format!("address {address:?}: {why}"));
+    let (host, port) = address
+        .rsplit_once(':')
+        .ok_or_else(|| bad("not host:port"))?;
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => {}
+        _ => return Err(bad("the port is not 1..=65535")),
+    }
+    if host.is_empty() || !host.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(bad("the host is empty or not printable ASCII"));
+    }
+    Ok(())
+}
+
 /// An X25519 public key of exactly 32 bytes that is not of low order.
 pub(crate) fn check_x25519(key: &[u8]) -> Result<[u8; 32], GovError> {
     let bad = |reason| GovError::BadX25519Key {
@@ -129,6 +146,7 @@ impl ApplyValidator {
                 g.max_address_bytes
             )));
         }
+        check_address(&self.address)?;
         if self.identity.len() > g.max_identity_bytes as usize {
             return Err(TxError::InvalidArgument(format!(
                 "identity is {} bytes, over {}",
@@ -178,23 +196,29 @@ impl ApplyValidator {
             }
         }
         let mut totals = state.validator_totals()?;
-        // a new record, or one back from REMOVED, is live again
-        if old
-            .as_ref()
-            .is_none_or(|r| r.status == ValidatorStatus::Removed as u32)
-        {
-            let limit = ctx.params.governance.max_validator_records;
-            if totals.records >= limit {
-                return Err(GovError::Cap {
-                    what: "validator records",
-                    got: u64::from(totals.records) + 1,
-                    limit: u64::from(limit),
-                }
-                .into());
+        let g = &ctx.params.governance;
+        // open applications have a cap of their own, so that applications
+        // (which cost nothing) can never hold the places of admitted ones
+        if totals.candidates >= g.max_candidates {
+            return Err(GovError::Cap {
+                what: "open validator applications",
+                got: u64::from(totals.candidates) + 1,
+                limit: u64::from(g.max_candidates),
             }
-            totals.records += 1;
-            state.put_validator_totals(&totals);
+            .into());
         }
+        // the transition above allows only a new record or one back from REMOVED
+        if totals.records >= g.max_validator_records {
+            return Err(GovError::Cap {
+                what: "validator records",
+                got: u64::from(totals.records) + 1,
+                limit: u64::from(g.max_validator_records),
+            }
+            .into());
+        }
+        totals.records += 1;
+        totals.candidates += 1;
+        state.put_validator_totals(&totals);
         if let Some(prev) = old.as_ref().and_then(|r| r.validator.as_ref()) {
             if prev.consensus_key.as_slice() != self.consensus_key {
                 state.delete_validator_by_consensus(&key32("consensus key", &prev.consensus_key)?);

@@ -3,7 +3,8 @@
 //! and is REMOVED at once.
 
 use crate::keyspaces::params::Params;
-use crate::keyspaces::validators::{transition, ValidatorEvent, ValidatorsRead, ValidatorsWrite};
+use crate::keyspaces::validators::expiry::{self, Subject};
+use crate::keyspaces::validators::{election, transition, ValidatorEvent, ValidatorsRead};
 use crate::keyspaces::TxContext;
 use crate::proto::governance as pb;
 use crate::store::StateWrite;
@@ -45,13 +46,12 @@ impl LeaveValidator {
             return Err(TxError::NotFound(format!("validator {}", hex::encode(op))));
         };
         if let Some(e) = record.governance.as_mut().and_then(|g| g.election.as_mut()) {
-            if e.status == crate::keyspaces::validators::election::OPEN {
-                e.status = crate::keyspaces::validators::election::FAILED;
+            if e.status == election::OPEN {
+                e.status = election::FAILED;
                 e.closed_at = ctx.height;
+                expiry::unschedule(state, &Subject::Validator(op), e, &ctx.params.governance);
             }
         }
-        super::super::apply_status(state, ctx, &op, &mut record, next)?;
-        state.put_validator(&op, &record);
-        Ok(())
+        super::super::apply_status(state, ctx, &op, &mut record, next)
     }
 }

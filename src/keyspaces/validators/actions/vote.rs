@@ -88,7 +88,7 @@ impl VoteValidator {
 
     /// # Errors
     /// `NotValidator` (signer not ACTIVE), `NotFound` (no subject),
-    /// `ElectionClosed`, `DoubleVote`, `InvalidTransition` (a removal that
+    /// `ElectionClosed`, `DoubleVote` (the other side), `InvalidTransition` (a removal that
     /// would leave no ACTIVE validator), `GovernanceCap` (active validators).
     pub fn execute<S: StateWrite>(
         &self,
@@ -115,74 +115,61 @@ impl VoteValidator {
             }
         };
         let mut e = self.election_for(&record, status, ctx.height)?;
+        let subject = expiry::Subject::Validator(self.subject);
         if e.votes.is_empty() {
             // a removal election opens with its first vote
-            let subject = expiry::Subject::Validator(self.subject);
             expiry::schedule(state, &subject, &e, &ctx.params.governance);
         }
-        if election::has_voted(&e, &voter) {
-            return Err(GovError::DoubleVote {
-                voter: hex::encode(voter),
-                subject: hex::encode(self.subject),
-                kind: election::kind_name(e.kind),
-                round: e.round,
-            }
-            .into());
-        }
-        e.votes.push(pb::Vote {
-            voter: voter.to_vec(),
-            approve: self.approve,
-            height: ctx.height,
-        });
-        let (yes, no) = election::tally(&e, |v| state.active_power(v))?;
-        let totals = state.validator_totals()?;
-        let decision = election::decide(yes, no, totals.active_power);
+        let subject_hex = hex::encode(self.subject);
+        let t = election::cast(
+            state,
+            &mut e,
+            &voter,
+            self.approve,
+            ctx.height,
+            &subject_hex,
+        )?;
         ctx.emit(
             Event::new("validator.voted")
-                .indexed("subject", hex::encode(self.subject))
+                .indexed("subject", subject_hex.clone())
                 .indexed("voter", hex::encode(voter))
                 .plain("kind", election::kind_name(e.kind))
                 .plain("round", e.round.to_string())
                 .plain("approve", self.approve.to_string())
-                .plain("approve_power", yes.to_string())
-                .plain("reject_power", no.to_string())
-                .plain("active_power", totals.active_power.to_string()),
+                .plain("approve_power", t.approve.to_string())
+                .plain("reject_power", t.reject.to_string())
+                .plain("active_power", t.active.to_string()),
         );
-        let event = match (decision, self.kind) {
+        let event = match (t.decision, self.kind) {
             (election::Decision::Open, _) => None,
             (election::Decision::Passed, pb::ElectionKind::Admit) => Some(ValidatorEvent::Admitted),
             (election::Decision::Failed, pb::ElectionKind::Admit) => Some(ValidatorEvent::Rejected),
             (election::Decision::Passed, _) => Some(ValidatorEvent::RemovedByVote),
             (election::Decision::Failed, _) => None,
         };
-        if decision != election::Decision::Open {
-            e.status = if decision == election::Decision::Passed {
-                election::PASSED
-            } else {
-                election::FAILED
-            };
-            e.closed_at = ctx.height;
+        if t.decision != election::Decision::Open {
+            expiry::unschedule(state, &subject, &e, &ctx.params.governance);
             ctx.emit(
                 Event::new("validator.election_closed")
-                    .indexed("subject", hex::encode(self.subject))
+                    .indexed("subject", subject_hex)
                     .plain("kind", election::kind_name(e.kind))
                     .plain("round", e.round.to_string())
                     .plain("result", election::status_name(e.status)),
             );
         }
-        if let Some(g) = record.governance.as_mut() {
-            g.election = Some(e);
-        } else {
-            record.governance = Some(pb::ValidatorGovernance {
-                election: Some(e),
-                ..Default::default()
-            });
+        record
+            .governance
+            .get_or_insert_with(pb::ValidatorGovernance::default)
+            .election = Some(e);
+        match event {
+            Some(ev) => {
+                let next = transition(&self.subject, Some(status), ev)?;
+                super::super::apply_status(state, ctx, &self.subject, &mut record, next)
+            }
+            None => {
+                state.put_validator(&self.subject, &record);
+                Ok(())
+            }
         }
-        if let Some(ev) = event {
-            let next = transition(&self.subject, Some(status), ev)?;
-            super::super::apply_status(state, ctx, &self.subject, &mut record, next)?;
-        }
-        state.put_validator(&self.subject, &record);
-        Ok(())
     }
 }

@@ -1,0 +1,132 @@
+//! What a rights tx can grow is bounded, and each cid names one thing:
+//! - a grant to a new key past `max_entitlements_per_cid` gets
+//!   RIGHTS_CAP_EXCEEDED (112); replacing a role, or granting again after a
+//!   revoke, stays within it;
+//! - OWNER and ADMIN grants carry no scope (INVALID_SCOPE, 121): authority
+//!   that lapsed with a time window would leave a cid nobody can govern;
+//! - an upload whose `encrypted_cid` is another upload's blob or flac cid,
+//!   or whose `flac_cid` is another's blob, gets CONFLICT (11);
+//! - a second RecordGrant of one cid to one consumer in one block gets
+//!   CONFLICT, so the audit log never loses a record to an overwrite.
+
+mod inproc;
+use inproc::rights::*;
+use stave::proto::rights::{PolicyType, Role};
+use stave::tx::Code;
+
+const CID: &[u8] = b"bafy-bounded-1";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn entitlements_per_cid_are_capped() {
+    let params = serde_json::json!({ "rights": { "max_entitlements_per_cid": 3 } });
+    let mut w = World::with_params(params).await.publish(CID).await;
+    // the publisher's OWNER record is the first of three
+    for who in [CONSUMER, DISTRIBUTOR] {
+        w.send(UPLOADER, vec![grant(CID, who, Role::Consumer, None)])
+            .await
+            .ok();
+    }
+    w.refused(
+        UPLOADER,
+        vec![grant(CID, STRANGER, Role::Consumer, None)],
+        Code::RightsCapExceeded,
+    )
+    .await;
+    // a replacement adds no record
+    w.send(
+        UPLOADER,
+        vec![grant(CID, DISTRIBUTOR, Role::Distributor, None)],
+    )
+    .await
+    .ok();
+    // a revoke frees a place
+    w.send(UPLOADER, vec![revoke(CID, CONSUMER)]).await.ok();
+    w.send(UPLOADER, vec![grant(CID, STRANGER, Role::Consumer, None)])
+        .await
+        .ok();
+    assert_eq!(w.role(CID, STRANGER), Some(Role::Consumer));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn owner_and_admin_grants_carry_no_scope() {
+    let mut w = World::published(CID).await;
+    for role in [Role::Owner, Role::Admin] {
+        let r = w
+            .send(
+                UPLOADER,
+                vec![grant(CID, ADMIN, role, territories(&["DE"]))],
+            )
+            .await;
+        r.is(Code::InvalidScope);
+        assert!(r.log.contains("carries no scope"), "{}", r.log);
+    }
+    w.send(UPLOADER, vec![grant(CID, ADMIN, Role::Admin, None)])
+        .await
+        .ok();
+    w.send(
+        ADMIN,
+        vec![grant(CID, CONSUMER, Role::Consumer, territories(&["DE"]))],
+    )
+    .await
+    .ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cid_names_one_upload() {
+    let mut w = World::published(CID).await;
+    let first = manifest(CID);
+    // another upload reusing the first one's encrypted blob
+    let mut m = manifest(b"bafy-bounded-2");
+    m.encrypted_cid = first.encrypted_cid.clone();
+    w.refused(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, m)],
+        Code::Conflict,
+    )
+    .await;
+    // an encrypted_cid equal to another upload's flac cid
+    let mut m = manifest(b"bafy-bounded-3");
+    m.encrypted_cid = CID.to_vec();
+    w.refused(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, m)],
+        Code::Conflict,
+    )
+    .await;
+    // a flac_cid equal to another upload's encrypted blob
+    let m = manifest(&first.encrypted_cid);
+    w.refused(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, m)],
+        Code::Conflict,
+    )
+    .await;
+    // distinct cids are fine
+    w.send(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, manifest(b"bafy-bounded-4"))],
+    )
+    .await
+    .ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_grant_per_cid_consumer_and_block() {
+    let mut w = World::published(CID).await;
+    w.send(UPLOADER, vec![policy(CID, PolicyType::Public, "", b"")])
+        .await
+        .ok();
+    let codes = w
+        .send_block(vec![
+            (VALIDATORS[0], vec![record(CID, CONSUMER, "DE")]),
+            (VALIDATORS[1], vec![record(CID, CONSUMER, "GB")]),
+            (VALIDATORS[1], vec![record(CID, STRANGER, "GB")]),
+        ])
+        .await;
+    assert_eq!(codes, vec![0, Code::Conflict.value(), 0]);
+    let g = w.grant_at(CID, CONSUMER, w.height).unwrap();
+    assert_eq!(
+        (g.validator_pubkey, g.territory),
+        (pk(VALIDATORS[0]).to_vec(), "DE".into())
+    );
+}

@@ -1,0 +1,145 @@
+//! A takedown the validators leave undecided for `election_blocks` is
+//! DISMISSED at the end of the block it falls due, and the policy it
+//! replaced is restored, so a request nobody votes on never denies content
+//! for good. A SUSPENDED group's authority can neither request a takedown,
+//! set or clear a flag, nor rotate the authority set. ClearFlag with a code
+//! that is not ISO 3166-1 gets UNKNOWN_JURISDICTION.
+
+mod inproc;
+use inproc::governance_content::*;
+use inproc::rights::*;
+use stave::keyspaces::groups::RotateTakedownAuthority;
+use stave::proto::governance::ElectionKind;
+use stave::proto::rights::PolicyType;
+use stave::tx::{Action, Code};
+
+const CID: &[u8] = b"bafy-expiry-1";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_undecided_takedown_expires_dismissed_and_restores_the_policy() {
+    let w = World::with_governance(serde_json::json!({ "election_blocks": 4 })).await;
+    let mut w = grouped_in(w, CID).await;
+    w.send(UPLOADER, vec![policy(CID, PolicyType::Public, "", b"")])
+        .await
+        .ok();
+    w.send(AUTHORITY, vec![takedown(CID)]).await.ok();
+    let requested = w.height;
+    assert_eq!(policy_type(&w, CID), Some(PolicyType::TakedownPending));
+    // one vote, not enough either way
+    w.send(VALIDATORS[0], vec![resolve(CID, true)]).await.ok();
+    while w.height < requested + 4 {
+        assert_eq!(takedown_record(&w, CID).status, 1, "PENDING until due");
+        w.send_block(vec![]).await;
+    }
+    let t = takedown_record(&w, CID);
+    assert_eq!((t.status, t.resolved_at), (3, requested + 4), "DISMISSED");
+    let e = t.election.unwrap();
+    assert_eq!((e.status, e.closed_at), (4, requested + 4), "EXPIRED");
+    assert_eq!(policy_type(&w, CID), Some(PolicyType::Public));
+    assert_eq!(access_code(&w, CID, STRANGER, "US"), None);
+    w.refused(
+        VALIDATORS[1],
+        vec![resolve(CID, true)],
+        Code::ElectionClosed,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decided_takedown_is_not_touched_when_its_old_due_height_passes() {
+    let w = World::with_governance(serde_json::json!({ "election_blocks": 4 })).await;
+    let mut w = grouped_in(w, CID).await;
+    w.send(AUTHORITY, vec![takedown(CID)]).await.ok();
+    for v in &VALIDATORS[..3] {
+        w.send(*v, vec![resolve(CID, true)]).await.ok();
+    }
+    let confirmed = takedown_record(&w, CID);
+    assert_eq!(confirmed.status, 2);
+    for _ in 0..5 {
+        w.send_block(vec![]).await;
+    }
+    assert_eq!(takedown_record(&w, CID), confirmed);
+    assert_eq!(policy_type(&w, CID), Some(PolicyType::TakenDown));
+}
+
+fn rotate(to: u8) -> Action {
+    Action::RotateTakedownAuthority(RotateTakedownAuthority {
+        group_id: GROUP.into(),
+        takedown_authorities: vec![pk(to).to_vec()],
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_suspended_groups_authority_has_no_powers() {
+    let mut w = grouped(CID).await;
+    w.send(AUTHORITY, vec![set_flag(CID, "DE")]).await.ok();
+    for v in &VALIDATORS[..3] {
+        w.send(*v, vec![vote_group(GROUP, ElectionKind::Suspend, true)])
+            .await
+            .ok();
+    }
+    for refused in [
+        takedown(CID),
+        set_flag(CID, "FR"),
+        clear_flag(CID, "DE"),
+        rotate(OTHER_AUTHORITY),
+    ] {
+        w.refused(AUTHORITY, vec![refused], Code::NotTakedownAuthority)
+            .await;
+    }
+    let r = w.send(AUTHORITY, vec![clear_flag(CID, "XX")]).await;
+    r.is(Code::UnknownJurisdiction);
+}
+
+/// Malformed governance actions, all in one block: each tx gets its stable
+/// code from FinalizeBlock, and nothing but its nonce (if any) changes.
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_governance_actions_get_their_codes_in_finalize_block() {
+    use stave::keyspaces::groups::{ApplyGroup, SetGroupMember};
+    use stave::keyspaces::takedowns::TakedownRequest;
+    let mut w = grouped(CID).await;
+    let before = rights_dump(&w.node);
+    let bad_key = Action::ApplyGroup(ApplyGroup {
+        group_id: "g2".into(),
+        takedown_authorities: vec![vec![1; 31]],
+        members: vec![],
+    });
+    let no_authority = Action::ApplyGroup(ApplyGroup {
+        group_id: "g3".into(),
+        takedown_authorities: vec![],
+        members: vec![],
+    });
+    let bad_member = Action::SetGroupMember(SetGroupMember {
+        group_id: GROUP.into(),
+        member: vec![],
+        add: true,
+    });
+    let short_evidence = Action::TakedownRequest(TakedownRequest {
+        cid: CID.to_vec(),
+        reason: "x".into(),
+        evidence_hash: vec![1; 31],
+    });
+    let long_reason = Action::TakedownRequest(TakedownRequest {
+        cid: CID.to_vec(),
+        reason: "r".repeat(5000),
+        evidence_hash: vec![1; 32],
+    });
+    let empty_cid = set_flag(b"", "DE");
+    let bad_kind = Action::VoteGroup(stave::keyspaces::groups::VoteGroup {
+        group_id: GROUP.into(),
+        kind: 99,
+        approve: true,
+    });
+    let txs = vec![
+        (STRANGER, vec![bad_key]),
+        (OWNER2, vec![no_authority]),
+        (AUTHORITY, vec![bad_member]),
+        (OTHER_AUTHORITY, vec![short_evidence]),
+        (UPLOADER, vec![long_reason]),
+        (CONSUMER, vec![empty_cid]),
+        (VALIDATORS[0], vec![bad_kind]),
+    ];
+    let codes = w.send_block(txs).await;
+    assert_eq!(codes, vec![Code::InvalidArgument.value(); 7]);
+    assert_eq!(rights_dump(&w.node), before);
+}
