@@ -210,7 +210,10 @@ fn genesis() -> (Vec<u8>, CometValidators, SigningKey) {
         .verifying_key()
         .to_bytes();
     let x = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([203; 32]));
-    let g = serde_json::json!({"validators": [{
+    // one cid collects every grant of the run: lift its entitlement cap
+    let g = serde_json::json!({
+        "params": {"rights": {"max_entitlements_per_cid": u32::MAX}},
+        "validators": [{
         "operator_key": hex::encode(op.verifying_key().to_bytes()),
         "consensus_key": hex::encode(cons), "x25519_key": hex::encode(x.as_bytes()),
         "address": "127.0.0.1:1", "power": 10}]});

@@ -159,8 +159,10 @@ async fn bad_peer_answers_are_refused_and_nothing_is_kept() {
         0
     );
     assert!(node.local.dek(&u.dek_cid).unwrap().is_none());
-    assert_eq!(s.failures.len(), 1);
+    // the status lists the failed content and the DEK waiting for it
+    assert_eq!(s.failures.len(), 2, "{:?}", s.failures);
     assert!(s.failures.iter().all(|f| !f.error.is_empty()));
+    assert!(k.error.starts_with("waiting for content"), "{}", k.error);
 }
 
 /// Node 1 holds the DEK but does not replicate the content; runs rounds

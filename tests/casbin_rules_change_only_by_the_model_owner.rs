@@ -1,5 +1,6 @@
 //! AddCasbinRule and RemoveCasbinRule are allowed to the model's owner and
-//! refused to anyone else with CASBIN_NOT_OWNER, changing nothing.
+//! refused to anyone else with CASBIN_NOT_OWNER, changing nothing. A taken
+//! slot, or a rule the model already has in another slot, is CONFLICT.
 
 mod inproc;
 use inproc::casbin::*;
@@ -56,4 +57,21 @@ async fn only_the_owner_adds_and_removes_rules() {
         )
         .await;
     chain.refused(1, remove_rule(&m, 1), Code::NotFound).await;
+
+    // a taken slot, and the same rule in another slot, conflict
+    chain
+        .refused(
+            1,
+            add_rule(&m, 0, "p", &["x", "song", "access"]),
+            Code::Conflict,
+        )
+        .await;
+    let log = chain
+        .refused(
+            1,
+            add_rule(&m, 5, "p", &["admin", "song", "access"]),
+            Code::Conflict,
+        )
+        .await;
+    assert!(log.contains("in slot 0"), "{log}");
 }

@@ -56,9 +56,11 @@ fn check(w: &World) {
     );
     let view = w.node.store.view();
     for c in CIDS {
-        let owners = view
+        let records = view
             .prefix_list(&entitlements_cid_prefix(c), None, usize::MAX)
-            .unwrap()
+            .unwrap();
+        assert_eq!(view.entitlement_count(c).unwrap(), records.len() as u64);
+        let owners = records
             .iter()
             .filter(|(_, v)| Entitlement::decode(v.as_slice()).unwrap().role == Role::Owner as i32)
             .count() as u64;

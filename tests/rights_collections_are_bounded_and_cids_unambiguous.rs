@@ -7,7 +7,9 @@
 //! - an upload whose `encrypted_cid` is another upload's blob or flac cid,
 //!   or whose `flac_cid` is another's blob, gets CONFLICT (11);
 //! - a second RecordGrant of one cid to one consumer in one block gets
-//!   CONFLICT, so the audit log never loses a record to an overwrite.
+//!   CONFLICT, so the audit log never loses a record to an overwrite;
+//! - a validator records at most `max_grants_per_validator_per_block`
+//!   grants per block (RIGHTS_CAP_EXCEEDED past it).
 
 mod inproc;
 use inproc::rights::*;
@@ -129,4 +131,28 @@ async fn one_grant_per_cid_consumer_and_block() {
         (g.validator_pubkey, g.territory),
         (pk(VALIDATORS[0]).to_vec(), "DE".into())
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grants_per_validator_and_block_are_capped() {
+    let params = serde_json::json!({ "rights": { "max_grants_per_validator_per_block": 2 } });
+    let mut w = World::with_params(params).await.publish(CID).await;
+    w.send(UPLOADER, vec![policy(CID, PolicyType::Public, "", b"")])
+        .await
+        .ok();
+    let three = |v: u8| {
+        vec![
+            (v, vec![record(CID, CONSUMER, "DE")]),
+            (v, vec![record(CID, STRANGER, "DE")]),
+            (v, vec![record(CID, OWNER2, "DE")]),
+        ]
+    };
+    let codes = w.send_block(three(VALIDATORS[0])).await;
+    assert_eq!(codes, vec![0, 0, Code::RightsCapExceeded.value()]);
+    assert!(w.grant_at(CID, OWNER2, w.height).is_none());
+    // another validator, and the next block, have their own allowance
+    let codes = w.send_block(three(VALIDATORS[1])[..1].to_vec()).await;
+    assert_eq!(codes, vec![0]);
+    let codes = w.send_block(three(VALIDATORS[0])[..2].to_vec()).await;
+    assert_eq!(codes, vec![0, 0]);
 }

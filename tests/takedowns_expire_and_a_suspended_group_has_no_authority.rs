@@ -143,3 +143,81 @@ async fn malformed_governance_actions_get_their_codes_in_finalize_block() {
     assert_eq!(codes, vec![Code::InvalidArgument.value(); 7]);
     assert_eq!(rights_dump(&w.node), before);
 }
+
+/// Governance actions malformed on the wire (lengths the domain types
+/// refuse), each in its own tx of one block: a stable code each, and no
+/// state change at all (a decode failure consumes no nonce).
+#[tokio::test(flavor = "multi_thread")]
+async fn governance_actions_malformed_on_the_wire_change_nothing() {
+    use ed25519_dalek::Signer;
+    use prost::Message;
+    use stave::proto::governance as gpb;
+    use stave::proto::tx as tpb;
+    let mut w = grouped(CID).await;
+    let before = inproc::state_dump(&w.node.store);
+    let raw = |seed: u8, kind: tpb::action::Kind| -> Vec<u8> {
+        let k = inproc::key(seed);
+        let body = tpb::TxBody {
+            chain_id: inproc::CHAIN.into(),
+            signer: k.verifying_key().to_bytes().to_vec(),
+            nonce: w.nonce(seed),
+            actions: vec![tpb::Action { kind: Some(kind) }],
+            memo: String::new(),
+        }
+        .encode_to_vec();
+        let sig = k.sign(&stave::tx::sign_bytes(&body)).to_bytes().to_vec();
+        tpb::Tx {
+            body_bytes: body,
+            signature: sig,
+        }
+        .encode_to_vec()
+    };
+    use tpb::action::Kind;
+    let txs = vec![
+        raw(
+            VALIDATORS[0],
+            Kind::VoteValidator(gpb::VoteValidator {
+                subject: vec![1; 31],
+                kind: gpb::ElectionKind::Admit as i32,
+                approve: true,
+            }),
+        ),
+        raw(
+            STRANGER,
+            Kind::ApplyValidator(gpb::ApplyValidator {
+                consensus_key: vec![2; 32],
+                consensus_key_signature: vec![3; 63],
+                x25519_key: vec![4; 32],
+                address: "127.0.0.1:1".into(),
+                jurisdictions: vec!["DE".into()],
+                identity: String::new(),
+            }),
+        ),
+        raw(
+            VALIDATORS[1],
+            Kind::VoteValidator(gpb::VoteValidator {
+                subject: vec![5; 32],
+                kind: 77,
+                approve: true,
+            }),
+        ),
+    ];
+    w.height += 1;
+    let (_, r) = w
+        .node
+        .block(w.height, txs.into_iter().map(Into::into).collect())
+        .await;
+    for t in &r.tx_results {
+        assert!(!t.code.is_ok(), "{}", t.log);
+        assert!(!t.log.is_empty());
+    }
+    assert!(r.validator_updates.is_empty());
+    let after = inproc::state_dump(&w.node.store);
+    // only the block's own bookkeeping may differ: compare without meta rows
+    let strip = |d: Vec<(Vec<u8>, Vec<u8>)>| {
+        d.into_iter()
+            .filter(|(k, _)| !k.starts_with(b"accounts/"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(before), strip(after));
+}

@@ -108,6 +108,35 @@ async fn validators_fetch_content_and_deks_from_peers() {
     );
 }
 
+/// A DEK holder that does not replicate the content checks the DEK against
+/// the whole blob, fetched into scratch, and keeps only the DEK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dek_holder_that_is_no_replica_checks_its_dek_and_keeps_no_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(200_000, 8);
+    let asg = vec![u.assignment(&[0], &[0, 1])];
+    let nodes = cluster(dir.path(), 2, asg).await;
+    seed(&nodes[0], 0, &u);
+    let node = &nodes[1];
+    let w = worker(node.clone());
+    let ok = reconcile_until(&w, Duration::from_secs(30), || {
+        node.local.dek(&u.dek_cid).unwrap().is_some()
+    })
+    .await;
+    assert!(ok, "{:?}", status(node).unwrap());
+    let k = node.local.dek_sync(&u.dek_cid).unwrap().unwrap();
+    assert_eq!(k.status(), SyncStatus::Received);
+    let stored = node.local.dek(&u.dek_cid).unwrap().unwrap();
+    let dek = wrap::unwrap_dek(&x25519(1), &wrapped_of(&stored).unwrap(), &u.dek_cid).unwrap();
+    assert_eq!(*dek, *u.dek);
+    // no blob, visible or scratch, is left behind
+    assert!(node.content.list().unwrap().is_empty());
+    let tmp = dir.path().join("node1/content/.tmp");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(status(node).unwrap().unassigned_content.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_validator_that_lost_its_local_store_rebuilds_it_from_peers() {
     let dir = tempfile::tempdir().unwrap();

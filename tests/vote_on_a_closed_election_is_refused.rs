@@ -1,6 +1,7 @@
-//! A vote on a decided election (passed or failed), or on an election that
-//! does not exist (ADMIT about an ACTIVE validator, REMOVE about a
-//! CANDIDATE), gets ELECTION_CLOSED (202) and changes nothing but its nonce.
+//! A vote on a decided election, or on an election that does not exist
+//! (ADMIT about an ACTIVE validator), gets ELECTION_CLOSED (202); a vote
+//! about a rejected candidate, whose record is deleted, gets NOT_FOUND (10).
+//! Either changes nothing but its nonce.
 
 mod inproc;
 use inproc::governance::*;
@@ -41,17 +42,13 @@ async fn votes_after_the_decision_or_without_an_election_are_refused() {
             .await,
         0
     );
-    assert_eq!(c.status(111), "REMOVED");
+    assert_eq!(c.status(111), "", "a rejected candidate is deleted");
     let before = state_dump_but_accounts(&c.node.store);
-    assert_eq!(
-        c.code(op_seed(3), admit(111)).await,
-        Code::ElectionClosed.value()
-    );
-    // REMOVE about a REMOVED record: no such election either.
+    assert_eq!(c.code(op_seed(3), admit(111)).await, Code::NotFound.value());
     assert_eq!(
         c.code(op_seed(3), vote(111, ElectionKind::Remove, true))
             .await,
-        Code::ElectionClosed.value()
+        Code::NotFound.value()
     );
     assert_eq!(state_dump_but_accounts(&c.node.store), before);
 }

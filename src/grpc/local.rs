@@ -1,7 +1,8 @@
 //! `stave.local.v1.LocalService`: the operator's view of the local store.
 //! It says which content this validator holds and why fetches failed, and a
 //! call reads every upload and sync entry, so it answers loopback clients
-//! only, one call at a time.
+//! only (behind a reverse proxy on the same host every client looks local:
+//! do not proxy it), one call at a time.
 
 use std::sync::Arc;
 
@@ -32,23 +33,27 @@ impl LocalService for LocalServiceImpl {
         request: Request<LocalStatusRequest>,
     ) -> Result<Response<LocalStatusResponse>, Status> {
         match request.remote_addr() {
-            Some(a) if a.ip().is_loopback() => {}
+            Some(a) if a.ip().to_canonical().is_loopback() => {}
             other => {
                 return Err(Status::permission_denied(format!(
                     "local status is served to loopback clients only, not {other:?}"
                 )))
             }
         }
-        let _one = self
+        let one = self
             .busy
             .clone()
             .try_acquire_owned()
             .map_err(|_| Status::resource_exhausted("a local status call is running"))?;
         let node = self.node.clone();
-        tokio::task::spawn_blocking(move || crate::local::status::status(&node))
-            .await
-            .map_err(|e| Status::internal(e.to_string()))?
-            .map(Response::new)
-            .map_err(|e| Status::internal(e.to_string()))
+        // the permit goes with the work, which runs on if the client leaves
+        tokio::task::spawn_blocking(move || {
+            let _one = one;
+            crate::local::status::status(&node)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map(Response::new)
+        .map_err(|e| Status::internal(e.to_string()))
     }
 }

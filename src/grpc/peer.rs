@@ -225,8 +225,8 @@ fn send_file(
             Err(e) => Err(Status::internal(format!("reading content: {e}"))),
         };
         let stop = item.is_err();
-        let wait = IDLE.min(end.saturating_duration_since(Instant::now()));
-        if rt.block_on(tx.send_timeout(item, wait)).is_err() || stop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() || rt.block_on(tx.send_timeout(item, IDLE.min(left))).is_err() || stop {
             return;
         }
     }

@@ -118,12 +118,28 @@ impl ContentStore {
         }
     }
 
-    /// Rehashes the file of `cid`: true when present and matching.
+    /// A scratch store under this one's temporary directory (so a crash
+    /// leaves nothing behind: the next [`ContentStore::open`] wipes it).
+    /// Remove it with [`ContentStore::discard`].
+    pub fn scratch(&self) -> Result<ContentStore, ContentError> {
+        let name = format!("scratch-{}", hex::encode(rand::random::<[u8; 8]>()));
+        ContentStore::open(&self.root.join(TMP).join(name))
+    }
+
+    /// Deletes this store's directory and everything in it.
+    pub fn discard(self) -> Result<(), ContentError> {
+        std::fs::remove_dir_all(&self.root).map_err(io_err(&self.root))
+    }
+
+    /// Rehashes the file of `cid`: true when present and matching, false
+    /// when absent or not matching; a read fault is an error, not a verdict.
     pub fn verify(&self, cid: &[u8]) -> Result<bool, ContentError> {
         let expected = cid_digest(cid)?;
         let path = self.path_of(cid);
-        let Ok(mut f) = File::open(&path) else {
-            return Ok(false);
+        let mut f = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(io_err(&path)(e)),
         };
         let mut h = Sha256::new();
         let mut buf = vec![0u8; 256 * 1024];

@@ -76,7 +76,6 @@ pub trait LocalRaw {
     fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError>;
 }
 
-/// Handle to the local store. Cheap to clone.
 /// Creates `path` (and missing parents) readable by this user only (0700),
 /// and narrows an existing one to 0700.
 pub fn private_dir(path: &Path) -> std::io::Result<()> {
@@ -88,6 +87,7 @@ pub fn private_dir(path: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
 }
 
+/// Handle to the local store. Cheap to clone.
 #[derive(Clone)]
 pub struct LocalStore {
     db: Arc<DB>,

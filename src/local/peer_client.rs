@@ -14,7 +14,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use tokio::time::{timeout, Instant};
 
-use super::content::ContentError;
+use super::content::{ContentError, ContentStore};
 use super::node::LocalNode;
 use super::peer_auth::{now_ms, sign, PeerError};
 use crate::crypto::wrap::{unwrap_dek, WrappedDek};
@@ -239,10 +239,19 @@ impl BlobRequest<'_> {
 /// exactly `size` bytes arrive and their hash matches, each message within
 /// `idle` and the whole within [`deadline`].
 pub async fn fetch_content(node: &LocalNode, r: &BlobRequest<'_>) -> Result<u64, PeerError> {
+    fetch_content_into(node, &node.content, r).await
+}
+
+/// [`fetch_content`] into `store` (a scratch store, say).
+pub async fn fetch_content_into(
+    node: &LocalNode,
+    store: &ContentStore,
+    r: &BlobRequest<'_>,
+) -> Result<u64, PeerError> {
     let (t, cid, size) = (r.target, r.cid, r.size);
     let end = Instant::now() + deadline(size);
     let mut stream = r.open(node).await?;
-    let mut w = node.content.begin(cid, size).map_err(content_err)?;
+    let mut w = store.begin(cid, size).map_err(content_err)?;
     while let Some(chunk) = next_chunk(&mut stream, t, r.idle, end).await? {
         w = tokio::task::spawn_blocking(move || w.write(&chunk.data).map(|()| w))
             .await

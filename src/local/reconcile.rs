@@ -163,13 +163,18 @@ pub fn plan(wanted: &Wanted, local: &LocalView, now_ms: u64) -> Plan {
         &local.in_flight,
         now_ms,
     );
-    dek_fetch.retain(|(_, cid)| {
+    let waiting = |cid: &Vec<u8>| {
         wanted
             .dek_after_content
             .get(cid)
-            .is_none_or(|content| local.files.contains(content))
-    });
+            .filter(|content| !local.files.contains(*content))
+    };
+    dek_fetch.retain(|(_, cid)| waiting(cid).is_none());
     fetch.extend(dek_fetch);
+    let mut dek_writes = dek_writes;
+    note_waiting(&mut dek_writes, &local.dek_sync, &local.held_deks, |c| {
+        waiting(c).cloned()
+    });
     Plan {
         content_writes,
         dek_writes,
@@ -181,6 +186,49 @@ pub fn plan(wanted: &Wanted, local: &LocalView, now_ms: u64) -> Plan {
             wanted.deks.contains(c)
         }),
     }
+}
+
+/// Says on each PENDING DEK entry that waits for its content which content
+/// it waits for, so the operator sees why it is not fetched.
+fn note_waiting(
+    writes: &mut Vec<DekSync>,
+    entries: &BTreeMap<Vec<u8>, DekSync>,
+    held: &BTreeSet<Vec<u8>>,
+    waiting: impl Fn(&Vec<u8>) -> Option<Vec<u8>>,
+) {
+    let cids: BTreeSet<Vec<u8>> = writes
+        .iter()
+        .map(|e| e.cid.clone())
+        .chain(entries.keys().cloned())
+        .collect();
+    for cid in cids {
+        let Some(content) = waiting(&cid) else {
+            continue;
+        };
+        if held.contains(&cid) {
+            continue;
+        }
+        let reason = format!(
+            "waiting for content {} (this validator replicates it)",
+            hex::encode(&content)
+        );
+        let pos = writes.iter().position(|e| e.cid == cid);
+        let mut e = match pos {
+            Some(i) => writes.swap_remove(i),
+            None => match entries.get(&cid) {
+                Some(e) => e.clone(),
+                None => continue,
+            },
+        };
+        let changed = e.status() == SyncStatus::Pending && e.error != reason;
+        if changed {
+            e.error = reason;
+        }
+        if changed || pos.is_some() {
+            writes.push(e);
+        }
+    }
+    writes.sort_by(|a, b| a.cid.cmp(&b.cid));
 }
 
 /// The delay before retry number `attempts` (1-based): doubling from

@@ -59,9 +59,13 @@ pub fn failures(
             retry_at_ms: e.retry_at_ms,
             attempts: e.attempts,
         });
+    // a DEK that waits for its content says so (see reconcile::plan)
     let d = deks
         .values()
-        .filter(|e| e.status() == SyncStatus::Failed)
+        .filter(|e| {
+            e.status() == SyncStatus::Failed
+                || (e.status() == SyncStatus::Pending && !e.error.is_empty())
+        })
         .map(|e| SyncFailure {
             kind: "deks".into(),
             cid: e.cid.clone(),

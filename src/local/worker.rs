@@ -252,10 +252,12 @@ fn decide(
         );
     }
     node.local.set_last_reconcile_height(height)?;
-    publish_gauges(&counts(
-        &node.local.all_content_sync()?,
-        &node.local.all_dek_sync()?,
-    ));
+    // the same definition as `stave query local status`: assigned entries
+    let mut content = node.local.all_content_sync()?;
+    let mut deks = node.local.all_dek_sync()?;
+    content.retain(|c, _| want.content.contains_key(c));
+    deks.retain(|c, _| want.deks.contains(c));
+    publish_gauges(&counts(&content, &deks));
     let by_cid: BTreeMap<(Kind, &[u8]), &Assignment> = assignments
         .iter()
         .flat_map(|a| {
@@ -291,13 +293,28 @@ fn read_local(
             .get(&cid)
             .is_some_and(|e| e.status() == SyncStatus::Seeding);
         let verify = wanted_content.contains_key(&cid) && !seeding;
-        if !verify || node.content.verify(&cid).unwrap_or(false) {
+        if !verify {
             files.insert(cid);
-        } else {
+            continue;
+        }
+        match node.content.verify(&cid) {
+            Ok(true) => {
+                files.insert(cid);
+            }
             // a file that fails its hash is no copy at all: delete it once
             // rather than rehash it every round; the cid is fetched again
-            tracing::warn!(cid = %hex::encode(&cid), "content file fails its hash; deleted");
-            node.content.remove(&cid)?;
+            Ok(false) => match node.content.remove(&cid) {
+                Ok(()) => {
+                    tracing::warn!(cid = %hex::encode(&cid), "content file fails its hash; deleted")
+                }
+                Err(e) => {
+                    tracing::warn!(cid = %hex::encode(&cid), error = %e, "content file fails its hash; cannot delete it")
+                }
+            },
+            // a read fault is no verdict: not held this round, kept on disk
+            Err(e) => {
+                tracing::warn!(cid = %hex::encode(&cid), error = %e, "cannot verify content file")
+            }
         }
     }
     Ok(LocalView {

@@ -39,8 +39,12 @@ pub use view::View;
 /// Key-value rows, in key order.
 pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
-/// The version of the state layout written by this build.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the state layout written by this build. 2:
+/// `uploads_by_content/` moved into verifiable state; `entitlement_counts/`,
+/// `grant_rate/`, `validator_meta` candidate counts and
+/// `group_meta/open_applications` added. A store of another version is
+/// refused at open, never read under the wrong layout.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

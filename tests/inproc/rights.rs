@@ -289,7 +289,6 @@ impl World {
         r
     }
 
-    /// The role `who` holds on `cid`, from committed state.
     /// The grant of `cid` to `who` recorded at `height`, from committed state.
     pub fn grant_at(&self, cid: &[u8], who: u8, height: u64) -> Option<pb::Grant> {
         use stave::keyspaces::grants::GrantsRead;
@@ -300,6 +299,7 @@ impl World {
             .unwrap()
     }
 
+    /// The role `who` holds on `cid`, from committed state.
     pub fn role(&self, cid: &[u8], who: u8) -> Option<pb::Role> {
         use stave::keyspaces::entitlements::EntitlementsRead;
         self.node.store.committed().role_of(cid, &pk(who)).unwrap()

@@ -6,6 +6,7 @@ use crate::keyspaces::rights::cid_segment;
 
 const PREFIX: &[u8] = b"grants/";
 const BY_KEY: &[u8] = b"grants_by_key/";
+const RATE: &[u8] = b"grant_rate/";
 
 /// `grants/{cid}/`.
 pub fn grants_cid_prefix(cid: &[u8]) -> Vec<u8> {
@@ -34,6 +35,15 @@ pub fn grant_by_key_key(consumer: &[u8; 32], cid: &[u8], height: u64) -> Vec<u8>
     let mut k = grants_by_key_prefix(consumer);
     k.extend_from_slice(&cid_segment(cid));
     k.extend_from_slice(&height.to_be_bytes());
+    k
+}
+
+/// `grant_rate/{validator}`: the height of the validator's latest recorded
+/// grant and how many it recorded at that height (two big-endian u64s;
+/// verifiable state, read by `max_grants_per_validator_per_block`).
+pub fn grant_rate_key(validator: &[u8; 32]) -> Vec<u8> {
+    let mut k = RATE.to_vec();
+    k.extend_from_slice(validator);
     k
 }
 

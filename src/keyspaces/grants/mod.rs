@@ -6,7 +6,9 @@
 mod keys;
 mod record;
 
-pub use keys::{grant_by_key_key, grant_key, grants_by_key_prefix, grants_cid_prefix};
+pub use keys::{
+    grant_by_key_key, grant_key, grant_rate_key, grants_by_key_prefix, grants_cid_prefix,
+};
 pub use record::RecordGrant;
 
 use prost::Message;
@@ -30,6 +32,23 @@ pub trait GrantsRead: StateRead {
                 .map_err(|e| StoreError::corrupt(&key, e)),
         }
     }
+
+    /// Grants `validator` recorded at `height` (0 when its latest were
+    /// recorded at another height).
+    fn grants_recorded_at(&self, validator: &[u8; 32], height: u64) -> Result<u64, StoreError> {
+        let key = grant_rate_key(validator);
+        let Some(raw) = self.get_raw(&key)? else {
+            return Ok(0);
+        };
+        let arr: [u8; 16] = raw
+            .as_slice()
+            .try_into()
+            .map_err(|_| StoreError::corrupt(&key, "grant rate is not 16 bytes"))?;
+        let (h, n) = arr.split_at(8);
+        let at = u64::from_be_bytes(h.try_into().unwrap_or_default());
+        let n = u64::from_be_bytes(n.try_into().unwrap_or_default());
+        Ok(if at == height { n } else { 0 })
+    }
 }
 impl<T: StateRead + ?Sized> GrantsRead for T {}
 
@@ -42,6 +61,12 @@ pub trait GrantsWrite: StateWrite {
             value.clone(),
         );
         self.put_raw(grant_key(&g.cid, consumer, g.block_height), value);
+    }
+
+    fn put_grants_recorded_at(&mut self, validator: &[u8; 32], height: u64, n: u64) {
+        let mut v = height.to_be_bytes().to_vec();
+        v.extend_from_slice(&n.to_be_bytes());
+        self.put_raw(grant_rate_key(validator), v);
     }
 }
 impl<T: StateWrite + ?Sized> GrantsWrite for T {}

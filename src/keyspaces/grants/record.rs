@@ -61,7 +61,8 @@ impl RecordGrant {
     /// `UnknownCid`, `NotDekHolder`, and every deny of the access decision
     /// (`ACCESS_DENIED`, `TAKEDOWN_ACTIVE`, `CASBIN_EVALUATION_FAILED`,
     /// `UNSUPPORTED_POLICY_TYPE`); `Conflict` when the grant of this cid to
-    /// this consumer is already recorded in this block.
+    /// this consumer is already recorded in this block; `RightsCapExceeded`
+    /// past `max_grants_per_validator_per_block`.
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
@@ -83,6 +84,29 @@ impl RecordGrant {
             }
             .into());
         }
+        if let Some(g) = state.grant(&self.cid, &consumer, ctx.height)? {
+            return Err(TxError::Conflict(format!(
+                "the grant of {} to {} at height {} is recorded (by validator {})",
+                hx(&self.cid),
+                hx(&consumer),
+                ctx.height,
+                hx(&g.validator_pubkey)
+            )));
+        }
+        let recorded = state.grants_recorded_at(&ctx.signer, ctx.height)?;
+        let max = ctx.params.rights.max_grants_per_validator_per_block;
+        if recorded >= u64::from(max) {
+            return Err(RightsError::CapExceeded {
+                what: format!(
+                    "grants recorded by {} in block {}",
+                    hx(&ctx.signer),
+                    ctx.height
+                ),
+                got: usize::try_from(recorded + 1).unwrap_or(usize::MAX),
+                max,
+            }
+            .into());
+        }
         let now = block_secs(ctx.time_ns);
         let decision = access::decide(
             state,
@@ -93,15 +117,7 @@ impl RecordGrant {
             &self.context,
         )?;
         let reason = decision.outcome?;
-        if let Some(g) = state.grant(&self.cid, &consumer, ctx.height)? {
-            return Err(TxError::Conflict(format!(
-                "the grant of {} to {} at height {} is recorded (by validator {})",
-                hx(&self.cid),
-                hx(&consumer),
-                ctx.height,
-                hx(&g.validator_pubkey)
-            )));
-        }
+        state.put_grants_recorded_at(&ctx.signer, ctx.height, recorded + 1);
         state.put_grant(
             &consumer,
             &pb::Grant {

@@ -22,6 +22,8 @@ pub struct RightsParams {
     pub max_model_id_bytes: u32,
     /// Entitlement records of one cid (grants to new keys are refused past it).
     pub max_entitlements_per_cid: u32,
+    /// Grants one validator may record in one block.
+    pub max_grants_per_validator_per_block: u32,
 }
 
 impl Default for RightsParams {
@@ -40,6 +42,7 @@ impl Default for RightsParams {
             max_condition_bytes: 256,
             max_model_id_bytes: 256,
             max_entitlements_per_cid: 10_000,
+            max_grants_per_validator_per_block: 1_000,
         }
     }
 }
@@ -65,9 +68,9 @@ impl RightsParams {
                 "rights.max_wrapped_dek_bytes and max_model_id_bytes must be positive".into(),
             );
         }
-        if self.max_entitlements_per_cid == 0 {
+        if self.max_entitlements_per_cid == 0 || self.max_grants_per_validator_per_block == 0 {
             return Err(
-                "rights.max_entitlements_per_cid must be positive (the publisher's OWNER record)"
+                "rights.max_entitlements_per_cid and max_grants_per_validator_per_block must be positive"
                     .into(),
             );
         }
@@ -91,6 +94,7 @@ impl From<&RightsParams> for pb::RightsParams {
             max_condition_bytes: p.max_condition_bytes,
             max_model_id_bytes: p.max_model_id_bytes,
             max_entitlements_per_cid: p.max_entitlements_per_cid,
+            max_grants_per_validator_per_block: p.max_grants_per_validator_per_block,
         }
     }
 }
@@ -112,6 +116,7 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             max_condition_bytes: p.max_condition_bytes,
             max_model_id_bytes: p.max_model_id_bytes,
             max_entitlements_per_cid: p.max_entitlements_per_cid,
+            max_grants_per_validator_per_block: p.max_grants_per_validator_per_block,
         };
         params.validate()?;
         Ok(params)

@@ -121,6 +121,12 @@ impl UploadComplete {
         let p = &params.rights;
         check_cid("flac_cid", &m.flac_cid, p)?;
         check_cid("encrypted_cid", &m.encrypted_cid, p)?;
+        if m.encrypted_cid == m.flac_cid {
+            return Err(RightsError::InvalidManifest(
+                "encrypted_cid equals flac_cid: each cid names one thing".into(),
+            )
+            .into());
+        }
         cap("image_cids", m.image_cids.len(), p.max_image_cids)?;
         for c in &m.image_cids {
             check_cid("image cid", c, p)?;

@@ -11,6 +11,8 @@ pub const PASSED: u32 = 2;
 pub const FAILED: u32 = 3;
 /// Still open `election_blocks` after it opened.
 pub const EXPIRED: u32 = 4;
+/// Closed undecided because its subject left (`LeaveValidator`).
+pub const WITHDRAWN: u32 = 5;
 
 /// The result of a tally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,7 @@ pub fn status_name(status: u32) -> &'static str {
         PASSED => "PASSED",
         FAILED => "FAILED",
         EXPIRED => "EXPIRED",
+        WITHDRAWN => "WITHDRAWN",
         _ => "NONE",
     }
 }

@@ -29,9 +29,11 @@ fn last_active(op: &[u8; 32], action: &'static str) -> GovError {
 /// Moves `record` (of `op`) to `next`, keeping the totals and the update
 /// queue in step, and stores it.
 ///
-/// A CANDIDATE that becomes REMOVED (rejected, withdrawn, expired) never
-/// reached CometBFT's set: its record, its consensus-key index entry and its
-/// election's due entry are deleted, so failed applications leave no state.
+/// A CANDIDATE that becomes REMOVED (rejected, withdrawn, expired) is
+/// deleted with its consensus-key index entry and its election's due entry,
+/// so failed applications leave no state; unless its consensus key is still
+/// known to CometBFT (a former validator that re-applied soon after it
+/// left), in which case the record stays REMOVED.
 pub(crate) fn enter<S: StateWrite>(
     state: &mut S,
     at: At<'_>,
@@ -118,12 +120,28 @@ pub(crate) fn enter<S: StateWrite>(
     record.status = next as u32;
     state.put_validator_totals(&totals);
     at.events.push(event.plain("height", at.height.to_string()));
-    if was_candidate && next == ValidatorStatus::Removed {
+    if was_candidate && next == ValidatorStatus::Removed && !known_to_comet(state, &consensus)? {
         forget(state, at.params, op, record, &consensus)?;
     } else {
         state.put_validator(op, record);
     }
     Ok(())
+}
+
+/// Whether `consensus` is in CometBFT's set (power 0 included, until its
+/// H+2) or has an update queued: then the record that names it stays.
+fn known_to_comet<S: StateWrite>(state: &S, consensus: &[u8; 32]) -> Result<bool, TxError> {
+    let in_set = state
+        .comet_set()?
+        .members
+        .iter()
+        .any(|m| m.consensus_key.as_slice() == consensus);
+    let queued = state
+        .update_queue()?
+        .updates
+        .iter()
+        .any(|u| u.consensus_key.as_slice() == consensus);
+    Ok(in_set || queued)
 }
 
 /// Deletes a never-admitted candidate's record and what points at it.

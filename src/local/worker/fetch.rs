@@ -2,12 +2,14 @@
 //! keep what checks out. A wrapped DEK must unwrap *and* open the content
 //! (its first STREAM chunk), read from a hash-verified blob: the local one
 //! (a replica fetches its DEK only once it holds the content), or, on a
-//! validator that holds the DEK but not the content, a copy fetched whole,
-//! checked against its cid, and deleted after the check. Bytes a peer sent
-//! that no hash vouches for never decide a DEK's fate.
+//! validator that holds the DEK but not the content, a copy fetched whole
+//! into a scratch directory, checked against its cid, and deleted after the
+//! check (once per fetch, however many DEK sources are tried). Bytes a peer
+//! sent that no hash vouches for never decide a DEK's fate.
 
 use super::*;
-use crate::local::peer_client::BlobRequest;
+use crate::local::content::ContentStore;
+use crate::local::peer_client::{fetch_content_into, BlobRequest};
 
 impl Worker {
     fn blob<'a>(&self, chain_id: &'a str, t: &'a PeerTarget, a: &'a Assignment) -> BlobRequest<'a> {
@@ -43,9 +45,19 @@ impl Worker {
             Kind::Content => &peers.content,
             Kind::Dek => &peers.dek,
         };
+        let me = self.node.me();
+        let replica = a.replication_set.contains(&me);
+        if kind == Kind::Dek && replica && self.node.content.size(&a.content_cid).is_none() {
+            let why = "waiting for the content this validator replicates";
+            return self.failed(kind, cid, why.into()).await;
+        }
+        let mut head = None;
         let mut errors = Vec::new();
         for t in sources {
-            match self.try_peer(kind, &chain_id, t, &peers, a).await {
+            match self
+                .try_peer(kind, &chain_id, t, &peers, a, &mut head)
+                .await
+            {
                 Ok(()) => return,
                 Err(e) => errors.push(format!("code {} {e}", e.code().value())),
             }
@@ -63,6 +75,7 @@ impl Worker {
         t: &PeerTarget,
         peers: &Peers,
         a: &Assignment,
+        head: &mut Option<Vec<u8>>,
     ) -> Result<(), PeerError> {
         let node = self.node.clone();
         let source = t.operator.to_vec();
@@ -74,7 +87,7 @@ impl Worker {
             }
             Kind::Dek => {
                 let (stored, dek) = fetch_dek(node.requester(), chain_id, t, &a.dek_cid).await?;
-                self.check_dek(chain_id, &dek, peers, a).await?;
+                self.check_dek(chain_id, &dek, peers, a, head).await?;
                 let cid = a.dek_cid.clone();
                 blocking(move || {
                     node.local.put_dek(&stored)?;
@@ -86,51 +99,67 @@ impl Worker {
     }
 
     /// Checks that `dek` opens the upload's content, read from a
-    /// hash-verified blob (see the module doc). A DEK that unwraps but is
-    /// not the content's is refused.
+    /// hash-verified blob (see the module doc); `head` keeps that blob's
+    /// head for the next DEK source. A DEK that unwraps but is not the
+    /// content's is refused.
     async fn check_dek(
         &self,
         chain_id: &str,
         dek: &Dek,
         peers: &Peers,
         a: &Assignment,
+        head: &mut Option<Vec<u8>>,
     ) -> Result<(), PeerError> {
-        let (node, cid, size) = (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
-        let head = match blocking_value(move || local_head(&node, &cid, size)).await? {
-            Some(h) => h,
-            None if a.replication_set.contains(&self.node.me()) => {
-                return Err(mismatch(a, "cannot check it yet: the content is not held"));
-            }
-            None => self.verified_head(chain_id, peers, a).await?,
-        };
-        stream::check_head(dek, &head, size).map_err(|e| mismatch(a, e))
+        if head.is_none() {
+            let (node, cid, size) = (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
+            *head = match blocking_value(move || local_head(&node, &cid, size)).await? {
+                Some(h) => Some(h),
+                None if a.replication_set.contains(&self.node.me()) => {
+                    return Err(mismatch(a, "cannot check it yet: the content is not held"));
+                }
+                None => Some(self.verified_head(chain_id, peers, a).await?),
+            };
+        }
+        let head = head.as_deref().unwrap_or_default();
+        stream::check_head(dek, head, a.encrypted_size).map_err(|e| mismatch(a, e))
     }
 
     /// The head of the upload's blob on a validator that does not replicate
-    /// it: the whole blob is fetched from a replica into the content store
-    /// (so its hash is checked against the cid), its head read, and the
-    /// file deleted again.
+    /// it: the whole blob is fetched from a replica into a scratch store (so
+    /// its hash is checked against the cid, and a crash leaves nothing), its
+    /// head read, and the scratch store deleted.
     async fn verified_head(
         &self,
         chain_id: &str,
         peers: &Peers,
         a: &Assignment,
     ) -> Result<Vec<u8>, PeerError> {
+        let node = self.node.clone();
+        let scratch = blocking_value(move || Ok(node.content.scratch()?)).await?;
         let mut errors = Vec::new();
+        let mut got = false;
         for t in &peers.content {
-            match fetch_content(&self.node, &self.blob(chain_id, t, a)).await {
+            match fetch_content_into(&self.node, &scratch, &self.blob(chain_id, t, a)).await {
                 Ok(_) => {
-                    let (node, cid, size) =
-                        (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
-                    return blocking_value(move || {
-                        let head = local_head(&node, &cid, size);
-                        node.content.remove(&cid)?;
-                        head?.ok_or_else(|| anyhow::anyhow!("the fetched blob vanished"))
-                    })
-                    .await;
+                    got = true;
+                    break;
                 }
                 Err(e) => errors.push(e.to_string()),
             }
+        }
+        let (cid, size) = (a.content_cid.clone(), a.encrypted_size);
+        let head = blocking_value(move || {
+            let head = if got {
+                read_head(&scratch, &cid, size)?
+            } else {
+                None
+            };
+            scratch.discard()?;
+            Ok(head)
+        })
+        .await?;
+        if let Some(h) = head {
+            return Ok(h);
         }
         errors.push("no replica served the content".into());
         Err(mismatch(
@@ -185,12 +214,17 @@ fn peers_in(
 /// The head of the local blob of `cid` if it is held (a visible file passed
 /// its hash check) and has the upload's size.
 fn local_head(node: &LocalNode, cid: &[u8], size: u64) -> anyhow::Result<Option<Vec<u8>>> {
+    read_head(&node.content, cid, size)
+}
+
+/// The head of `cid`'s file in `store`, if it is there with `size` bytes.
+fn read_head(store: &ContentStore, cid: &[u8], size: u64) -> anyhow::Result<Option<Vec<u8>>> {
     use std::io::Read;
-    if node.content.size(cid) != Some(size) {
+    if store.size(cid) != Some(size) {
         return Ok(None);
     }
     let mut head = Vec::new();
-    std::fs::File::open(node.content.path_of(cid))?
+    std::fs::File::open(store.path_of(cid))?
         .take(stream::head_len(size))
         .read_to_end(&mut head)?;
     Ok(Some(head))

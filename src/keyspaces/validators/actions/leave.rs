@@ -47,7 +47,7 @@ impl LeaveValidator {
         };
         if let Some(e) = record.governance.as_mut().and_then(|g| g.election.as_mut()) {
             if e.status == election::OPEN {
-                e.status = election::FAILED;
+                e.status = election::WITHDRAWN;
                 e.closed_at = ctx.height;
                 expiry::unschedule(state, &Subject::Validator(op), e, &ctx.params.governance);
             }
