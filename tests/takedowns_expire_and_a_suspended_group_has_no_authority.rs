@@ -155,6 +155,10 @@ async fn governance_actions_malformed_on_the_wire_change_nothing() {
     use stave::proto::tx as tpb;
     let mut w = grouped(CID).await;
     let before = inproc::state_dump(&w.node.store);
+    let nonces: std::collections::BTreeMap<u8, u64> = [VALIDATORS[0], STRANGER, VALIDATORS[1]]
+        .into_iter()
+        .map(|s| (s, w.nonce(s)))
+        .collect();
     let raw = |seed: u8, kind: tpb::action::Kind| -> Vec<u8> {
         let k = inproc::key(seed);
         let body = tpb::TxBody {
@@ -207,17 +211,16 @@ async fn governance_actions_malformed_on_the_wire_change_nothing() {
         .node
         .block(w.height, txs.into_iter().map(Into::into).collect())
         .await;
+    let decode = stave::tx::TxError::Decode(String::new()).code().value();
+    assert_eq!(r.tx_results.len(), 3);
     for t in &r.tx_results {
-        assert!(!t.code.is_ok(), "{}", t.log);
-        assert!(!t.log.is_empty());
+        assert_eq!(t.code.value(), decode, "{}", t.log);
+        assert!(t.log.contains("action 0"), "{}", t.log);
     }
     assert!(r.validator_updates.is_empty());
-    let after = inproc::state_dump(&w.node.store);
-    // only the block's own bookkeeping may differ: compare without meta rows
-    let strip = |d: Vec<(Vec<u8>, Vec<u8>)>| {
-        d.into_iter()
-            .filter(|(k, _)| !k.starts_with(b"accounts/"))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(strip(before), strip(after));
+    // nothing changed, nonces included
+    assert_eq!(before, inproc::state_dump(&w.node.store));
+    for seed in [VALIDATORS[0], STRANGER, VALIDATORS[1]] {
+        assert_eq!(w.nonce(seed), nonces[&seed], "seed {seed}");
+    }
 }

@@ -188,6 +188,9 @@ pub fn plan(wanted: &Wanted, local: &LocalView, now_ms: u64) -> Plan {
     }
 }
 
+/// How the error of a DEK entry that waits for its content starts.
+pub const WAITING: &str = "waiting for content";
+
 /// Says on each PENDING DEK entry that waits for its content which content
 /// it waits for, so the operator sees why it is not fetched.
 fn note_waiting(

@@ -64,7 +64,8 @@ pub fn failures(
         .values()
         .filter(|e| {
             e.status() == SyncStatus::Failed
-                || (e.status() == SyncStatus::Pending && !e.error.is_empty())
+                || (e.status() == SyncStatus::Pending
+                    && e.error.starts_with(crate::local::reconcile::WAITING))
         })
         .map(|e| SyncFailure {
             kind: "deks".into(),

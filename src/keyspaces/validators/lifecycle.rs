@@ -130,7 +130,10 @@ pub(crate) fn enter<S: StateWrite>(
 
 /// Whether `consensus` is in CometBFT's set (power 0 included, until its
 /// H+2) or has an update queued: then the record that names it stays.
-fn known_to_comet<S: StateWrite>(state: &S, consensus: &[u8; 32]) -> Result<bool, TxError> {
+pub(crate) fn known_to_comet<S: crate::store::StateRead + ?Sized>(
+    state: &S,
+    consensus: &[u8; 32],
+) -> Result<bool, TxError> {
     let in_set = state
         .comet_set()?
         .members

@@ -106,6 +106,10 @@ pub trait ValidatorsWrite: StateWrite {
         power: u64,
         height: u64,
     ) -> Result<(), StoreError> {
+        debug_assert!(
+            power == 0 || power >= super::params::MIN_VALIDATOR_POWER,
+            "the planner drains only powers of 0 or at least MIN_VALIDATOR_POWER"
+        );
         let mut q = self.update_queue()?;
         // the newest wanted power supersedes any still queued for the key
         q.updates

@@ -51,7 +51,7 @@ impl Worker {
             let why = "waiting for the content this validator replicates";
             return self.failed(kind, cid, why.into()).await;
         }
-        let mut head = None;
+        let mut head: Option<Result<Vec<u8>, String>> = None;
         let mut errors = Vec::new();
         for t in sources {
             match self
@@ -75,7 +75,7 @@ impl Worker {
         t: &PeerTarget,
         peers: &Peers,
         a: &Assignment,
-        head: &mut Option<Vec<u8>>,
+        head: &mut Option<Result<Vec<u8>, String>>,
     ) -> Result<(), PeerError> {
         let node = self.node.clone();
         let source = t.operator.to_vec();
@@ -99,8 +99,9 @@ impl Worker {
     }
 
     /// Checks that `dek` opens the upload's content, read from a
-    /// hash-verified blob (see the module doc); `head` keeps that blob's
-    /// head for the next DEK source. A DEK that unwraps but is not the
+    /// hash-verified blob (see the module doc). `head` keeps that blob's
+    /// head, or why there is none, for the next DEK source: the blob is
+    /// fetched at most once per fetch. A DEK that unwraps but is not the
     /// content's is refused.
     async fn check_dek(
         &self,
@@ -108,20 +109,34 @@ impl Worker {
         dek: &Dek,
         peers: &Peers,
         a: &Assignment,
-        head: &mut Option<Vec<u8>>,
+        head: &mut Option<Result<Vec<u8>, String>>,
     ) -> Result<(), PeerError> {
         if head.is_none() {
-            let (node, cid, size) = (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
-            *head = match blocking_value(move || local_head(&node, &cid, size)).await? {
-                Some(h) => Some(h),
-                None if a.replication_set.contains(&self.node.me()) => {
-                    return Err(mismatch(a, "cannot check it yet: the content is not held"));
-                }
-                None => Some(self.verified_head(chain_id, peers, a).await?),
-            };
+            *head = Some(self.head_of(chain_id, peers, a).await);
         }
-        let head = head.as_deref().unwrap_or_default();
-        stream::check_head(dek, head, a.encrypted_size).map_err(|e| mismatch(a, e))
+        match head {
+            Some(Ok(h)) => stream::check_head(dek, h, a.encrypted_size).map_err(|e| mismatch(a, e)),
+            Some(Err(why)) => Err(mismatch(a, why.clone())),
+            None => Err(mismatch(a, "no head")),
+        }
+    }
+
+    /// The head of the upload's blob from a hash-verified copy.
+    async fn head_of(
+        &self,
+        chain_id: &str,
+        peers: &Peers,
+        a: &Assignment,
+    ) -> Result<Vec<u8>, String> {
+        let (node, cid, size) = (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
+        match blocking_value(move || local_head(&node, &cid, size)).await {
+            Ok(Some(h)) => Ok(h),
+            Ok(None) if a.replication_set.contains(&self.node.me()) => {
+                Err("cannot check it yet: the content is not held".into())
+            }
+            Ok(None) => self.verified_head(chain_id, peers, a).await,
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// The head of the upload's blob on a validator that does not replicate
@@ -133,9 +148,11 @@ impl Worker {
         chain_id: &str,
         peers: &Peers,
         a: &Assignment,
-    ) -> Result<Vec<u8>, PeerError> {
+    ) -> Result<Vec<u8>, String> {
         let node = self.node.clone();
-        let scratch = blocking_value(move || Ok(node.content.scratch()?)).await?;
+        let scratch = blocking_value(move || Ok(node.content.scratch()?))
+            .await
+            .map_err(|e| e.to_string())?;
         let mut errors = Vec::new();
         let mut got = false;
         for t in &peers.content {
@@ -150,22 +167,20 @@ impl Worker {
         let (cid, size) = (a.content_cid.clone(), a.encrypted_size);
         let head = blocking_value(move || {
             let head = if got {
-                read_head(&scratch, &cid, size)?
+                read_head(&scratch, &cid, size)
             } else {
-                None
+                Ok(None)
             };
-            scratch.discard()?;
-            Ok(head)
+            scratch.discard()?; // before any error: no blob left behind
+            head
         })
-        .await?;
+        .await
+        .map_err(|e| e.to_string())?;
         if let Some(h) = head {
             return Ok(h);
         }
         errors.push("no replica served the content".into());
-        Err(mismatch(
-            a,
-            format!("cannot check it: {}", errors.join("; ")),
-        ))
+        Err(format!("cannot check it: {}", errors.join("; ")))
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::key32;
 use crate::keyspaces::params::Params;
+use crate::keyspaces::validators::lifecycle::known_to_comet;
 use crate::keyspaces::validators::{
     election, expiry, is_jurisdiction, transition, x25519_contributory, GovError, ValidatorEvent,
     ValidatorStatus, ValidatorsRead, ValidatorsWrite,
@@ -221,7 +222,16 @@ impl ApplyValidator {
         state.put_validator_totals(&totals);
         if let Some(prev) = old.as_ref().and_then(|r| r.validator.as_ref()) {
             if prev.consensus_key.as_slice() != self.consensus_key {
-                state.delete_validator_by_consensus(&key32("consensus key", &prev.consensus_key)?);
+                let prev_key = key32("consensus key", &prev.consensus_key)?;
+                // while CometBFT still knows the old key, the record that
+                // names it must stay: apply with that key, or after it left
+                if known_to_comet(state, &prev_key)? {
+                    return Err(TxError::Conflict(format!(
+                        "consensus key {} of this operator is still in CometBFT's set or queued; apply with it, or after it left",
+                        hex::encode(prev_key)
+                    )));
+                }
+                state.delete_validator_by_consensus(&prev_key);
             }
         }
         let previous = old
