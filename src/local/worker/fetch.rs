@@ -51,7 +51,7 @@ impl Worker {
             let why = "waiting for the content this validator replicates";
             return self.failed(kind, cid, why.into()).await;
         }
-        let mut head: Option<Result<Vec<u8>, String>> = None;
+        let mut head: Option<Result<Vec<u8>, NoHead>> = None;
         let mut errors = Vec::new();
         for t in sources {
             match self
@@ -75,7 +75,7 @@ impl Worker {
         t: &PeerTarget,
         peers: &Peers,
         a: &Assignment,
-        head: &mut Option<Result<Vec<u8>, String>>,
+        head: &mut Option<Result<Vec<u8>, NoHead>>,
     ) -> Result<(), PeerError> {
         let node = self.node.clone();
         let source = t.operator.to_vec();
@@ -86,6 +86,9 @@ impl Worker {
                 blocking(move || mark(&node, kind, &cid, Op::Done { source, size })).await
             }
             Kind::Dek => {
+                if let Some(Err(e)) = head {
+                    return Err(e.to_error(a)); // no DEK can be checked: ask no source
+                }
                 let (stored, dek) = fetch_dek(node.requester(), chain_id, t, &a.dek_cid).await?;
                 self.check_dek(chain_id, &dek, peers, a, head).await?;
                 let cid = a.dek_cid.clone();
@@ -109,14 +112,14 @@ impl Worker {
         dek: &Dek,
         peers: &Peers,
         a: &Assignment,
-        head: &mut Option<Result<Vec<u8>, String>>,
+        head: &mut Option<Result<Vec<u8>, NoHead>>,
     ) -> Result<(), PeerError> {
         if head.is_none() {
             *head = Some(self.head_of(chain_id, peers, a).await);
         }
         match head {
             Some(Ok(h)) => stream::check_head(dek, h, a.encrypted_size).map_err(|e| mismatch(a, e)),
-            Some(Err(why)) => Err(mismatch(a, why.clone())),
+            Some(Err(e)) => Err(e.to_error(a)),
             None => Err(mismatch(a, "no head")),
         }
     }
@@ -127,15 +130,16 @@ impl Worker {
         chain_id: &str,
         peers: &Peers,
         a: &Assignment,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, NoHead> {
         let (node, cid, size) = (self.node.clone(), a.content_cid.clone(), a.encrypted_size);
         match blocking_value(move || local_head(&node, &cid, size)).await {
             Ok(Some(h)) => Ok(h),
-            Ok(None) if a.replication_set.contains(&self.node.me()) => {
-                Err("cannot check it yet: the content is not held".into())
-            }
+            Ok(None) if a.replication_set.contains(&self.node.me()) => Err(NoHead::Unchecked(
+                "cannot check it yet: the content is not held".into(),
+            )),
             Ok(None) => self.verified_head(chain_id, peers, a).await,
-            Err(e) => Err(e.to_string()),
+            // this node's own disk: not the DEK source's fault
+            Err(e) => Err(NoHead::Local(e.to_string())),
         }
     }
 
@@ -148,11 +152,11 @@ impl Worker {
         chain_id: &str,
         peers: &Peers,
         a: &Assignment,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, NoHead> {
         let node = self.node.clone();
         let scratch = blocking_value(move || Ok(node.content.scratch()?))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| NoHead::Local(e.to_string()))?;
         let mut errors = Vec::new();
         let mut got = false;
         for t in &peers.content {
@@ -175,12 +179,15 @@ impl Worker {
             head
         })
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| NoHead::Local(e.to_string()))?;
         if let Some(h) = head {
             return Ok(h);
         }
         errors.push("no replica served the content".into());
-        Err(format!("cannot check it: {}", errors.join("; ")))
+        Err(NoHead::Unchecked(format!(
+            "cannot check it: {}",
+            errors.join("; ")
+        )))
     }
 }
 
@@ -243,6 +250,24 @@ fn read_head(store: &ContentStore, cid: &[u8], size: u64) -> anyhow::Result<Opti
         .take(stream::head_len(size))
         .read_to_end(&mut head)?;
     Ok(Some(head))
+}
+
+/// Why no verified head is at hand.
+#[derive(Debug, Clone)]
+enum NoHead {
+    /// This node's own fault (disk, scratch space).
+    Local(String),
+    /// No hash-verified copy could be had: the DEK cannot be checked.
+    Unchecked(String),
+}
+
+impl NoHead {
+    fn to_error(&self, a: &Assignment) -> PeerError {
+        match self {
+            NoHead::Local(e) => PeerError::Local(e.clone()),
+            NoHead::Unchecked(why) => mismatch(a, why),
+        }
+    }
 }
 
 fn mismatch(a: &Assignment, reason: impl std::fmt::Display) -> PeerError {
