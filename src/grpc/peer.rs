@@ -278,3 +278,47 @@ impl PeerService for PeerServiceImpl {
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service() -> (tempfile::TempDir, PeerServiceImpl) {
+        use crate::local::{assignments::FixedAssignments, content::ContentStore, LocalStore};
+        let dir = tempfile::tempdir().unwrap();
+        let node = LocalNode {
+            chain: crate::store::ChainStore::open(&dir.path().join("chain")).unwrap(),
+            local: LocalStore::open(&dir.path().join("local")).unwrap(),
+            content: ContentStore::open(&dir.path().join("content")).unwrap(),
+            operator: ed25519_dalek::SigningKey::from_bytes(&[1; 32]),
+            x25519: x25519_dalek::StaticSecret::from([2; 32]),
+            assignments: Arc::new(FixedAssignments(Vec::new())),
+        };
+        (dir, PeerServiceImpl::new(Arc::new(node)))
+    }
+
+    #[test]
+    fn streams_are_capped_per_requester_and_in_all() {
+        let (_d, svc) = service();
+        let a = [1u8; 32];
+        let s1 = svc.slot(a).unwrap();
+        let _s2 = svc.slot(a).unwrap();
+        assert!(matches!(svc.slot(a), Err(PeerError::Busy { open: 2 })));
+        drop(s1);
+        let _s3 = svc.slot(a).unwrap();
+        let mut others: Vec<Slot> = (2..5u8)
+            .flat_map(|i| [svc.slot([i; 32]).unwrap(), svc.slot([i; 32]).unwrap()])
+            .collect();
+        assert_eq!(others.len(), 6);
+        assert!(matches!(
+            svc.slot([9; 32]),
+            Err(PeerError::Busy { open: MAX_STREAMS })
+        ));
+        others.clear();
+        assert!(svc.slot([9; 32]).is_ok());
+        assert!(
+            svc.per_peer.lock().get(&[2; 32]).is_none(),
+            "freed counts are removed"
+        );
+    }
+}

@@ -86,3 +86,30 @@ fn a_store_locked_by_a_running_node_is_not_moved() {
     let siblings = std::fs::read_dir(dir.path()).unwrap().count();
     assert_eq!(siblings, 1, "nothing moved aside");
 }
+
+#[test]
+fn the_local_store_and_content_directories_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("data/local");
+    let content = dir.path().join("content");
+    LocalStore::open(&local).unwrap();
+    let store = crate::local::content::ContentStore::open(&content).unwrap();
+    for d in [&local, &content] {
+        let mode = std::fs::metadata(d).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", d.display());
+    }
+    // a scratch store lives under the temporary directory and goes whole
+    let scratch = store.scratch().unwrap();
+    let w = scratch.begin(&[7; 32], 4).unwrap();
+    drop(w);
+    assert_eq!(std::fs::read_dir(content.join(".tmp")).unwrap().count(), 1);
+    scratch.discard().unwrap();
+    assert_eq!(std::fs::read_dir(content.join(".tmp")).unwrap().count(), 0);
+    // and a store opened again wipes any scratch a crash left
+    let left = store.scratch().unwrap();
+    drop(left);
+    drop(store);
+    crate::local::content::ContentStore::open(&content).unwrap();
+    assert_eq!(std::fs::read_dir(content.join(".tmp")).unwrap().count(), 0);
+}
