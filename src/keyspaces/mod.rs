@@ -48,3 +48,15 @@ pub mod uploads;
 pub mod validators;
 
 pub use ctx::{Event, TxContext};
+
+/// A stored big-endian counter (absent = 0); any other length is corrupt.
+pub(crate) fn u64_of(key: &[u8], raw: Option<Vec<u8>>) -> Result<u64, crate::store::StoreError> {
+    match raw {
+        None => Ok(0),
+        Some(r) => r
+            .as_slice()
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| crate::store::StoreError::corrupt(key, "not 8 bytes")),
+    }
+}

@@ -86,6 +86,17 @@ pub fn publish_gauges(counts: &[StatusCount]) {
     }
 }
 
+/// Keeps the entries this validator is assigned now: what the counts, the
+/// failures and the gauges are about.
+pub fn keep_assigned(
+    want: &crate::local::reconcile::Wanted,
+    content: &mut BTreeMap<Vec<u8>, ContentSync>,
+    deks: &mut BTreeMap<Vec<u8>, DekSync>,
+) {
+    content.retain(|c, _| want.content.contains_key(c));
+    deks.retain(|c, _| want.deks.contains(c));
+}
+
 /// The status of `node`'s local store (blocking: reads RocksDB).
 pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
     let mut content = node.local.all_content_sync()?;
@@ -101,10 +112,8 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
         .collect();
     unassigned.sort();
     unassigned.dedup();
-    // counts and failures are about what this validator is assigned now; an
-    // entry left from an earlier assignment shows in `unassigned_content`
-    content.retain(|c, _| want.content.contains_key(c));
-    deks.retain(|c, _| want.deks.contains(c));
+    // an entry left from an earlier assignment shows in `unassigned_content`
+    keep_assigned(&want, &mut content, &mut deks);
     let last = node.local.last_reconcile_height()?;
     let active_jobs = node
         .local

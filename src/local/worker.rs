@@ -19,7 +19,7 @@ use super::node::{active_validator, LocalNode};
 use super::peer_auth::{now_ms, PeerError};
 use super::peer_client::{fetch_content, fetch_dek, PeerTarget};
 use super::reconcile::{backoff_ms, plan, wanted, Kind, LocalView};
-use super::status::{counts, publish_gauges};
+use super::status::{counts, keep_assigned, publish_gauges};
 use super::sync::{SyncExt, SyncRecord};
 use super::MetaExt;
 use crate::crypto::{stream, Dek};
@@ -255,8 +255,7 @@ fn decide(
     // the same definition as `stave query local status`: assigned entries
     let mut content = node.local.all_content_sync()?;
     let mut deks = node.local.all_dek_sync()?;
-    content.retain(|c, _| want.content.contains_key(c));
-    deks.retain(|c, _| want.deks.contains(c));
+    keep_assigned(&want, &mut content, &mut deks);
     publish_gauges(&counts(&content, &deks));
     let by_cid: BTreeMap<(Kind, &[u8]), &Assignment> = assignments
         .iter()

@@ -15,16 +15,7 @@ fn is_owner(e: &pb::Entitlement) -> bool {
 }
 
 fn read_count(state: &(impl StateRead + ?Sized), key: &[u8]) -> Result<u64, StoreError> {
-    match state.get_raw(key)? {
-        None => Ok(0),
-        Some(raw) => {
-            let arr: [u8; 8] = raw
-                .as_slice()
-                .try_into()
-                .map_err(|_| StoreError::corrupt(key, "count is not 8 bytes"))?;
-            Ok(u64::from_be_bytes(arr))
-        }
-    }
+    crate::keyspaces::u64_of(key, state.get_raw(key)?)
 }
 
 /// Counts one up or down under `key`; a count of 0 is deleted.

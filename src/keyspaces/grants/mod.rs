@@ -14,6 +14,7 @@ pub use record::RecordGrant;
 use prost::Message;
 
 use crate::keyspaces::entitlements::query::{cursor, decode_page, page_size, Page};
+use crate::keyspaces::u64_of;
 use crate::proto::rights as pb;
 use crate::store::{StateRead, StateWrite, StoreError, View};
 
@@ -44,10 +45,12 @@ pub trait GrantsRead: StateRead {
             .as_slice()
             .try_into()
             .map_err(|_| StoreError::corrupt(&key, "grant rate is not 16 bytes"))?;
-        let (h, n) = arr.split_at(8);
-        let at = u64::from_be_bytes(h.try_into().unwrap_or_default());
-        let n = u64::from_be_bytes(n.try_into().unwrap_or_default());
-        Ok(if at == height { n } else { 0 })
+        let (at, n) = arr.split_at(8);
+        Ok(if at == height.to_be_bytes() {
+            u64_of(&key, Some(n.to_vec()))?
+        } else {
+            0
+        })
     }
 }
 impl<T: StateRead + ?Sized> GrantsRead for T {}

@@ -106,23 +106,13 @@ impl ApplyGroup {
         }
         let g = &ctx.params.governance;
         let open = state.open_group_applications()?;
-        if open >= u64::from(g.max_group_applications) {
-            return Err(GovError::Cap {
-                what: "open group applications",
-                got: open + 1,
-                limit: u64::from(g.max_group_applications),
-            }
-            .into());
-        }
+        GovError::room(
+            "open group applications",
+            open,
+            u64::from(g.max_group_applications),
+        )?;
         let count = state.group_count()?;
-        if count >= u64::from(g.max_groups) {
-            return Err(GovError::Cap {
-                what: "groups",
-                got: count + 1,
-                limit: u64::from(g.max_groups),
-            }
-            .into());
-        }
+        GovError::room("groups", count, u64::from(g.max_groups))?;
         state.put_group_count(count + 1);
         state.put_open_group_applications(open + 1);
         let e = election::open(pb::ElectionKind::Admit, None, ctx.height);
@@ -310,15 +300,11 @@ impl SetGroupMember {
         match (self.add, present) {
             (true, true) => return Ok(()),
             (true, false) => {
-                let limit = ctx.params.governance.max_group_members;
-                if g.members.len() >= limit as usize {
-                    return Err(GovError::Cap {
-                        what: "group members",
-                        got: g.members.len() as u64 + 1,
-                        limit: u64::from(limit),
-                    }
-                    .into());
-                }
+                GovError::room(
+                    "group members",
+                    g.members.len() as u64,
+                    u64::from(ctx.params.governance.max_group_members),
+                )?;
                 g.members.push(self.member.clone());
             }
             (false, false) => {

@@ -132,10 +132,7 @@ fn read(
 }
 
 fn read_u64(state: &(impl StateRead + ?Sized), key: &[u8]) -> Result<u64, StoreError> {
-    Ok(state
-        .get_raw(key)?
-        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-        .map_or(0, u64::from_be_bytes))
+    crate::keyspaces::u64_of(key, state.get_raw(key)?)
 }
 
 pub trait GroupsRead: StateRead {

@@ -28,17 +28,7 @@ pub use token::{KvToken, KvTokenCreate, KvTokenDelete, KvTokenUpdate};
 /// The `kv.Set`-era read trait: [`KvdbRead::kv_entry`].
 pub use db::KvdbRead as KvRead;
 
-/// A stored big-endian counter (absent = 0).
-pub(crate) fn u64_of(key: &[u8], raw: Option<Vec<u8>>) -> Result<u64, crate::store::StoreError> {
-    match raw {
-        None => Ok(0),
-        Some(r) => r
-            .as_slice()
-            .try_into()
-            .map(u64::from_be_bytes)
-            .map_err(|_| crate::store::StoreError::corrupt(key, "not 8 bytes")),
-    }
-}
+pub(crate) use super::u64_of;
 
 /// End-of-block work of the area: the kvdb GC.
 pub fn end_block<S: crate::store::StateWrite>(

@@ -71,11 +71,6 @@ pub fn open(kind: pb::ElectionKind, previous: Option<&pb::Election>, height: u64
     }
 }
 
-/// Whether `voter` has voted in `e`.
-pub fn has_voted(e: &pb::Election, voter: &[u8; 32]) -> bool {
-    e.votes.iter().any(|v| v.voter.as_slice() == voter)
-}
-
 /// Approving and rejecting power, with `power_of` giving each voter's
 /// ACTIVE power now (0 for one that is no longer ACTIVE).
 pub fn tally<E>(

@@ -61,6 +61,18 @@ pub enum GovError {
 }
 
 impl GovError {
+    /// `Cap` unless one more than `count` fits under `limit`.
+    pub fn room(what: &'static str, count: u64, limit: u64) -> Result<(), GovError> {
+        if count >= limit {
+            return Err(GovError::Cap {
+                what,
+                got: count.saturating_add(1),
+                limit,
+            });
+        }
+        Ok(())
+    }
+
     pub fn code(&self) -> Code {
         match self {
             GovError::NotValidator { .. } => Code::NotValidator,

@@ -79,6 +79,11 @@ fn split_due_key(k: &[u8]) -> Option<(u64, Subject)> {
     Some((u64::from_be_bytes(*until), subject))
 }
 
+/// The due entry of election `e` about `subject`.
+fn due_of(subject: &Subject, e: &pb::Election, params: &GovernanceParams) -> Vec<u8> {
+    due_key(e.opened_at.saturating_add(params.election_blocks), subject)
+}
+
 /// Schedules the expiry of `e` (just opened) about `subject`.
 pub fn schedule<S: StateWrite + ?Sized>(
     state: &mut S,
@@ -86,8 +91,7 @@ pub fn schedule<S: StateWrite + ?Sized>(
     e: &pb::Election,
     params: &GovernanceParams,
 ) {
-    let until = e.opened_at.saturating_add(params.election_blocks);
-    state.put_raw(due_key(until, subject), e.round.to_be_bytes().to_vec());
+    state.put_raw(due_of(subject, e, params), e.round.to_be_bytes().to_vec());
 }
 
 /// Deletes the entry of `e` about `subject`: call it when `e` closes
@@ -98,8 +102,7 @@ pub fn unschedule<S: StateWrite + ?Sized>(
     e: &pb::Election,
     params: &GovernanceParams,
 ) {
-    let until = e.opened_at.saturating_add(params.election_blocks);
-    state.delete_raw(due_key(until, subject));
+    state.delete_raw(due_of(subject, e, params));
 }
 
 /// Closes `e` as EXPIRED at `height` if it is OPEN in `round`; true if it did.

@@ -76,15 +76,11 @@ pub(crate) fn enter<S: StateWrite>(
     }
     match next {
         ValidatorStatus::Active => {
-            let limit = at.params.max_active_validators;
-            if totals.active_count >= limit {
-                return Err(GovError::Cap {
-                    what: "active validators",
-                    got: u64::from(totals.active_count) + 1,
-                    limit: u64::from(limit),
-                }
-                .into());
-            }
+            GovError::room(
+                "active validators",
+                u64::from(totals.active_count),
+                u64::from(at.params.max_active_validators),
+            )?;
             totals.active_count += 1;
             totals.active_power = totals.active_power.saturating_add(power);
             record.admitted_height = at.height;

@@ -200,23 +200,17 @@ impl ApplyValidator {
         let g = &ctx.params.governance;
         // open applications have a cap of their own, so that applications
         // (which cost nothing) can never hold the places of admitted ones
-        if totals.candidates >= g.max_candidates {
-            return Err(GovError::Cap {
-                what: "open validator applications",
-                got: u64::from(totals.candidates) + 1,
-                limit: u64::from(g.max_candidates),
-            }
-            .into());
-        }
+        GovError::room(
+            "open validator applications",
+            u64::from(totals.candidates),
+            u64::from(g.max_candidates),
+        )?;
         // the transition above allows only a new record or one back from REMOVED
-        if totals.records >= g.max_validator_records {
-            return Err(GovError::Cap {
-                what: "validator records",
-                got: u64::from(totals.records) + 1,
-                limit: u64::from(g.max_validator_records),
-            }
-            .into());
-        }
+        GovError::room(
+            "validator records",
+            u64::from(totals.records),
+            u64::from(g.max_validator_records),
+        )?;
         totals.records += 1;
         totals.candidates += 1;
         state.put_validator_totals(&totals);
