@@ -94,7 +94,7 @@ fn write_batch(store: &ChainStore, height: u64, from: u64, to: u64, tags: u64, c
             op: Op::Create as u32,
         };
         o.put_stored_token(&stored);
-        o.index_token(&stored, &p, true).expect("index");
+        o.reindex(None, Some(&stored), &p);
         o.put_history_entry(&tuple, 0, &id);
         o.put_tuple(
             &tuple,

@@ -48,6 +48,7 @@ pub mod keyspaces;
 pub mod local;
 pub mod metrics;
 pub mod node;
+pub mod par;
 pub mod proto;
 pub mod store;
 pub mod tx;

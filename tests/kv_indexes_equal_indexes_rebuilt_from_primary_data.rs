@@ -118,35 +118,51 @@ fn dump(store: &ChainStore, space: Space, prefix: &[u8]) -> BTreeSet<Vec<u8>> {
         .collect()
 }
 
-fn rebuilt_token_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeMap<Vec<u8>, u64>) {
+/// Postings, counts and history rows.
+type TokenIndexes = (
+    BTreeSet<Vec<u8>>,
+    BTreeMap<Vec<u8>, u64>,
+    BTreeMap<Vec<u8>, Vec<u8>>,
+);
+
+/// Postings and counts of the live tokens (a token is live when its tuple
+/// record names it), and every tuple's history: its tokens in creation order.
+fn rebuilt_token_indexes(store: &ChainStore) -> TokenIndexes {
     let p = KvTokenParams::default();
     let mut ix = BTreeSet::new();
     let mut counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-    let mut live_per_tuple: BTreeMap<[u8; 32], u32> = BTreeMap::new();
+    let mut by_tuple: BTreeMap<[u8; 32], Vec<(u64, [u8; 32])>> = BTreeMap::new();
     for (k, _) in store.prefix_list(b"kvtok/tok/", None, usize::MAX).unwrap() {
         let id: [u8; 32] = k[10..].try_into().unwrap();
         let t: StoredToken = store.view().stored_token(&id).unwrap().unwrap();
-        if !t.live() {
+        let tuple = tuple_hash(&t.token.protocol_id, &t.token.key, &t.token.controller);
+        by_tuple.entry(tuple).or_default().push((t.seq, t.id));
+        if store.view().tuple(&tuple).unwrap().live != Some(t.id) {
             continue;
         }
-        let tuple = tuple_hash(&t.token.protocol_id, &t.token.key, &t.token.controller);
-        *live_per_tuple.entry(tuple).or_default() += 1;
-        assert_eq!(
-            store.view().tuple(&tuple).unwrap().live,
-            Some(t.id),
-            "tuple record names its live token"
-        );
+        assert!(t.live(), "the live token of a tuple is marked deleted");
         for (sel, h) in postings(&t.token, &p) {
             ix.insert(keys::ix_key(sel, &h, t.seq, &t.id));
             *counts.entry(keys::ix_count_key(sel, &h)).or_default() += 1;
         }
     }
-    assert!(
-        live_per_tuple.values().all(|n| *n == 1),
-        "two live tokens in one tuple"
-    );
+    let mut history = BTreeMap::new();
+    for (tuple, mut tokens) in by_tuple {
+        tokens.sort();
+        let rec = store.view().tuple(&tuple).unwrap();
+        assert_eq!(rec.history_len, tokens.len() as u64, "history length");
+        if let Some(live) = rec.live {
+            assert!(
+                tokens.iter().any(|(_, id)| *id == live),
+                "live token missing"
+            );
+        }
+        for (n, (_, id)) in tokens.into_iter().enumerate() {
+            history.insert(keys::history_key(&tuple, n as u64), id.to_vec());
+        }
+    }
     let _ = Sel::Tag;
-    (ix, counts)
+    (ix, counts, history)
 }
 
 fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>) {
@@ -183,8 +199,16 @@ fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<
 }
 
 fn check(node: &Node) {
-    let (ix, counts) = rebuilt_token_indexes(&node.store);
+    let (ix, counts, history) = rebuilt_token_indexes(&node.store);
     assert_eq!(dump(&node.store, Space::Index, b"kvtokix/"), ix);
+    let stored_history: BTreeMap<Vec<u8>, Vec<u8>> = node
+        .store
+        .view()
+        .prefix_raw(Space::Index, b"kvtok/hist/", None, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(stored_history, history);
     let stored_counts: BTreeMap<Vec<u8>, u64> = node
         .store
         .view()

@@ -5,6 +5,7 @@
 mod inproc;
 use inproc::kv::*;
 use inproc::*;
+use stave::keyspaces::kv::token::query;
 use stave::tx::Code;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -96,9 +97,21 @@ async fn lifecycle_through_a_relayer_with_full_history() {
         h.iter().map(|t| t.generation).collect::<Vec<_>>(),
         [1, 2, 4]
     );
-    assert_eq!(h[0].spent_by, Some(t2.id));
+    assert_eq!((h[0].spent_height, h[0].spent_by), (3, Some(t2.id)));
     assert_eq!((h[1].spent_height, h[1].spent_by), (5, None));
     assert!(h[2].live());
+    // Pages carry the same marks: the last token of a page takes its
+    // successor from the next position.
+    let view = node.store.view();
+    let mut paged = Vec::new();
+    let mut from = Some(0);
+    while let Some(f) = from {
+        let (page, next) = query::history(&view, PID, "name", &controller(1), f, 1).unwrap();
+        assert_eq!(page.len(), 1);
+        paged.extend(page);
+        from = next;
+    }
+    assert_eq!(paged, h);
 }
 
 #[tokio::test(flavor = "multi_thread")]

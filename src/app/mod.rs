@@ -186,11 +186,7 @@ impl App {
         txs: &[impl AsRef<[u8]> + Sync],
         params: &Params,
     ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
-        use rayon::prelude::*;
-        let unverified: Vec<UnverifiedTx> = txs
-            .par_iter()
-            .map(|t| UnverifiedTx::decode(t.as_ref(), params))
-            .collect();
+        let unverified = crate::par::map(txs, |t| UnverifiedTx::decode(t.as_ref(), params));
         self.sigs.verify_block(unverified)
     }
 

@@ -76,7 +76,6 @@ impl SigCache {
         &self,
         txs: Vec<UnverifiedTx>,
     ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
-        use rayon::prelude::*;
         let hit: Vec<bool> = txs
             .iter()
             .map(|t| {
@@ -85,21 +84,21 @@ impl SigCache {
             })
             .collect();
         // Per tx not in the cache: its embedded items, then its own signature.
-        let items: Vec<Item> = txs
-            .par_iter()
+        let missed: Vec<&UnverifiedTx> = txs
+            .iter()
             .zip(&hit)
-            .flat_map_iter(|(t, h)| {
-                let mine: Vec<Item> = match h {
-                    true => Vec::new(),
-                    false => t
-                        .embedded()
-                        .cloned()
-                        .chain(t.decoded().ok().map(tx_item))
-                        .collect(),
-                };
-                mine
-            })
+            .filter(|(_, h)| !**h)
+            .map(|(t, _)| t)
             .collect();
+        let items: Vec<Item> = crate::par::map(&missed, |t| {
+            t.embedded()
+                .cloned()
+                .chain(t.decoded().ok().map(tx_item))
+                .collect::<Vec<Item>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
         let mut verdicts = verify_items(&items).into_iter();
         let mut decoded = Vec::with_capacity(txs.len());
         let mut sig_ok = Vec::with_capacity(txs.len());

@@ -5,6 +5,7 @@ use jmt::JellyfishMerkleTree;
 use rocksdb::{IteratorMode, WriteBatch, WriteOptions};
 
 use super::tree::{encode_value, key_hash, DbTreeReader, Hasher};
+use super::StateRead;
 use super::{cf, db::handle, ChainStore, Changes, StoreError, SCHEMA_VERSION};
 
 /// A height whose root is computed but not yet on disk.
@@ -66,6 +67,9 @@ impl ChainStore {
         changes: Changes,
         sequential: bool,
     ) -> Result<PendingCommit, StoreError> {
+        let mut changes = changes;
+        let committed = self.committed();
+        changes.resolve_counters(|k| committed.get_index_raw(k))?;
         let reader = DbTreeReader::live(&self.db);
         let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
         let has_delete = changes.state.values().any(|v| v.is_none());
@@ -118,6 +122,15 @@ impl ChainStore {
             });
         }
         let mut batch = WriteBatch::default();
+        tracing::debug!(
+            height = pending.height,
+            state = pending.changes.state.len(),
+            index = pending.changes.index.len(),
+            nodes = pending.tree.node_batch.nodes().len(),
+            values = pending.tree.node_batch.values().len(),
+            stale = pending.tree.stale_node_index_batch.len(),
+            "commit rows"
+        );
         self.write_changes(&mut batch, &pending.changes);
         self.write_tree(&mut batch, &pending.tree)?;
         let earliest = self.prune_into(&mut batch, pending.height, info.earliest_version, prune)?;

@@ -12,14 +12,64 @@ use super::{state::Space, Rows, StateRead, StateWrite, StoreError};
 pub struct Changes {
     pub state: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     pub index: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Pending counter deltas of index-space keys, applied after `index`'s
+    /// value for the same key (a write to the key clears its delta).
+    pub counters: BTreeMap<Vec<u8>, i64>,
 }
 
 impl Changes {
     /// Applies `newer` on top of these changes.
     pub fn merge(&mut self, newer: Changes) {
         self.state.extend(newer.state);
-        self.index.extend(newer.index);
+        for (k, v) in newer.index {
+            self.counters.remove(&k);
+            self.index.insert(k, v);
+        }
+        for (k, d) in newer.counters {
+            *self.counters.entry(k).or_default() += d;
+        }
     }
+
+    /// Folds the counter deltas into index writes, reading each counter's
+    /// value under these changes from `base` (`read`).
+    pub fn resolve_counters<F>(&mut self, read: F) -> Result<(), StoreError>
+    where
+        F: Fn(&[u8]) -> Result<Option<Vec<u8>>, StoreError> + Sync,
+    {
+        let counters: Vec<(Vec<u8>, i64)> =
+            std::mem::take(&mut self.counters).into_iter().collect();
+        let index = &self.index;
+        let resolved = crate::par::map(&counters, |(k, d)| -> Result<_, StoreError> {
+            let base = match index.get(k) {
+                Some(v) => v.clone(),
+                None => read(k)?,
+            };
+            Ok((k.clone(), counter_plus(k, base, *d)?))
+        });
+        for r in resolved {
+            let (k, v) = r?;
+            self.index.insert(k, v);
+        }
+        Ok(())
+    }
+}
+
+/// A stored counter (absent = 0) plus `delta`, as it is stored (0 = no row).
+fn counter_plus(
+    key: &[u8],
+    raw: Option<Vec<u8>>,
+    delta: i64,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let n = match raw {
+        None => 0,
+        Some(r) => u64::from_be_bytes(
+            r.as_slice()
+                .try_into()
+                .map_err(|_| StoreError::corrupt(key, "counter is not 8 bytes"))?,
+        ),
+    };
+    let n = n.saturating_add_signed(delta);
+    Ok((n != 0).then(|| n.to_be_bytes().to_vec()))
 }
 
 /// A layer of pending writes over a readable base.
@@ -70,9 +120,13 @@ impl<S: StateRead> StateRead for Overlay<S> {
         }
     }
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.changes.index.get(key) {
-            Some(v) => Ok(v.clone()),
-            None => self.base.get_index_raw(key),
+        let v = match self.changes.index.get(key) {
+            Some(v) => v.clone(),
+            None => self.base.get_index_raw(key)?,
+        };
+        match self.changes.counters.get(key) {
+            Some(d) => counter_plus(key, v, *d),
+            None => Ok(v),
         }
     }
     fn prefix_raw(
@@ -168,10 +222,15 @@ impl<S: StateRead> StateWrite for Overlay<S> {
         self.changes.state.insert(key, None);
     }
     fn put_index_raw(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.changes.counters.remove(&key);
         self.changes.index.insert(key, Some(value));
     }
     fn delete_index_raw(&mut self, key: Vec<u8>) {
+        self.changes.counters.remove(&key);
         self.changes.index.insert(key, None);
+    }
+    fn add_index_counter(&mut self, key: Vec<u8>, delta: i64) {
+        *self.changes.counters.entry(key).or_default() += delta;
     }
 }
 
@@ -264,5 +323,50 @@ mod tests {
             .unwrap();
         assert_eq!(page[0].0, vec![b'p', 3, 1]);
         assert_eq!(page[1].0, vec![b'p', 4]);
+    }
+
+    fn count(o: &impl StateRead, k: &[u8]) -> u64 {
+        o.get_index_raw(k)
+            .unwrap()
+            .map(|v| u64::from_be_bytes(v.try_into().unwrap()))
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn counter_deltas_read_through_layers_and_resolve_once() {
+        let mut base = MemState::default();
+        base.index
+            .insert(b"c1".to_vec(), 5u64.to_be_bytes().to_vec());
+        base.index
+            .insert(b"c2".to_vec(), 1u64.to_be_bytes().to_vec());
+        let mut block = Overlay::new(&base);
+        block.add_index_counter(b"c1".to_vec(), 2);
+        let mut tx = Overlay::new(&block);
+        tx.add_index_counter(b"c1".to_vec(), -1);
+        tx.add_index_counter(b"c2".to_vec(), -1);
+        tx.add_index_counter(b"c3".to_vec(), 1);
+        assert_eq!((count(&tx, b"c1"), count(&tx, b"c2")), (6, 0));
+        assert_eq!(tx.get_index_raw(b"c2").unwrap(), None, "0 is no row");
+        // A dropped tx leaves the block's deltas alone.
+        assert_eq!(count(&block, b"c1"), 7);
+        block.apply(tx.into_changes());
+        // A write replaces every earlier delta of its key; later ones add.
+        let mut tx = Overlay::new(&block);
+        tx.put_index_raw(b"c3".to_vec(), 10u64.to_be_bytes().to_vec());
+        tx.add_index_counter(b"c3".to_vec(), 1);
+        block.apply(tx.into_changes());
+        assert_eq!(count(&block, b"c3"), 11);
+        let mut changes = block.into_changes();
+        changes.resolve_counters(|k| base.get_index_raw(k)).unwrap();
+        assert!(changes.counters.is_empty());
+        assert_eq!(
+            changes.index.get(&b"c1"[..]),
+            Some(&Some(6u64.to_be_bytes().to_vec()))
+        );
+        assert_eq!(changes.index.get(&b"c2"[..]), Some(&None));
+        assert_eq!(
+            changes.index.get(&b"c3"[..]),
+            Some(&Some(11u64.to_be_bytes().to_vec()))
+        );
     }
 }

@@ -36,6 +36,11 @@ pub trait StateWrite: StateRead {
     fn delete_raw(&mut self, key: Vec<u8>);
     fn put_index_raw(&mut self, key: Vec<u8>, value: Vec<u8>);
     fn delete_index_raw(&mut self, key: Vec<u8>);
+    /// Adds `delta` to the index-space counter under `key` (a big-endian
+    /// u64; a counter of 0 is no row) without reading it: the sum is read
+    /// back only when the key is read or the block is prepared, so a block
+    /// reads each counter once. Listings do not see pending deltas.
+    fn add_index_counter(&mut self, key: Vec<u8>, delta: i64);
 }
 
 impl<T: StateRead + ?Sized> StateRead for &T {

@@ -202,3 +202,23 @@ fn large_batches_bisect_to_the_bad_signatures() {
     assert_eq!(batch, single);
     assert_eq!(batch.iter().filter(|ok| !**ok).count(), 6);
 }
+
+#[test]
+fn every_batch_size_path_agrees_with_single_verification() {
+    let params = Params::default();
+    // Below 4 (single), one inline chunk (≤ 64), and several chunks.
+    for n in [1usize, 2, 3, 4, 9, 64, 65, 200] {
+        let mut txs: Vec<DecodedTx> = (0..n as u64)
+            .map(|i| {
+                let raw = sign_tx(&key((i % 250 + 1) as u8), "c", i, vec![set(b"k", b"v")], "");
+                DecodedTx::decode(&raw, &params).unwrap()
+            })
+            .collect();
+        txs[n / 2].signature[3] ^= 1;
+        let refs: Vec<&DecodedTx> = txs.iter().collect();
+        let batch = verify::verify_all(&refs);
+        let single: Vec<bool> = txs.iter().map(|t| t.verify_signature().is_ok()).collect();
+        assert_eq!(batch, single, "{n} txs");
+        assert_eq!(batch.iter().filter(|ok| !**ok).count(), 1, "{n} txs");
+    }
+}

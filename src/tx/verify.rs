@@ -8,7 +8,6 @@
 
 use ed25519_consensus::batch::Item;
 use ed25519_consensus::{Signature, VerificationKey, VerificationKeyBytes};
-use rayon::prelude::*;
 
 use super::envelope::{sign_bytes, DecodedTx};
 
@@ -31,10 +30,16 @@ pub fn verify_items(items: &[Item]) -> Vec<bool> {
     if items.len() < 4 {
         return items.iter().map(single).collect();
     }
-    let chunk = (items.len() / rayon::current_num_threads().max(1)).clamp(MIN_CHUNK, MAX_CHUNK);
-    items
-        .par_chunks(chunk)
-        .flat_map_iter(verify_chunk)
+    if items.len() <= MIN_CHUNK {
+        // One chunk: verify on this thread rather than start another
+        // and wait for it (CheckTx batches are mostly this small).
+        return verify_chunk(items);
+    }
+    let chunk = (items.len() / crate::par::threads()).clamp(MIN_CHUNK, MAX_CHUNK);
+    let chunks: Vec<&[Item]> = items.chunks(chunk).collect();
+    crate::par::map_from(&chunks, 2, |c| verify_chunk(c))
+        .into_iter()
+        .flatten()
         .collect()
 }
 
@@ -72,6 +77,10 @@ pub fn tx_item(tx: &DecodedTx) -> Item {
 
 /// Returns, for each tx, whether its signature verifies.
 pub fn verify_all(txs: &[&DecodedTx]) -> Vec<bool> {
-    let items: Vec<Item> = txs.par_iter().map(|t| tx_item(t)).collect();
-    verify_items(&items)
+    if txs.len() < 4 {
+        // Single verification with the key decoding already parsed (an
+        // `Item` would decompress it again); the same ZIP-215 rule.
+        return txs.iter().map(|t| t.verify_signature().is_ok()).collect();
+    }
+    verify_items(&crate::par::map(txs, |t| tx_item(t)))
 }

@@ -4,7 +4,7 @@
 //! (stateless, with the tx's chain id), then against state: the generation
 //! (a used generation is a replay), the live token, caps and quota.
 
-use super::state::{postings, StoredToken, Tuple, POSTING_BYTES};
+use super::state::{num_postings, StoredToken, Tuple, POSTING_BYTES};
 use super::{
     check_key, check_protocol_id, check_tags, controller_key, token_id, tuple_hash, verify,
     KvToken, Op, SignFields, TokenRead, TokenWrite,
@@ -195,7 +195,8 @@ impl KvTokenCreate {
             }
             .into());
         }
-        mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Create)?;
+        let new = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Create)?;
+        state.reindex(None, Some(&new), &ctx.params.kv_tokens);
         Ok(())
     }
 }
@@ -230,8 +231,12 @@ impl KvTokenUpdate {
         let mut rec = state.tuple(&tuple)?;
         check_generation(&rec, self.generation)?;
         check_live(&rec, &self.replaces)?;
-        let id = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Update)?;
-        spend(state, ctx, &self.replaces, Some(id))?;
+        let old = live_token(state, &self.replaces)?;
+        let new = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Update)?;
+        state.reindex(Some(&old), Some(&new), &ctx.params.kv_tokens);
+        // The replaced token is not rewritten: the tuple record no longer
+        // names it, and its history entry's successor marks it spent.
+        release_postings(state, ctx, &old)?;
         Ok(())
     }
 }
@@ -275,7 +280,14 @@ impl KvTokenDelete {
         rec.generation = self.generation;
         rec.live = None;
         state.put_tuple(&tuple, &rec);
-        spend(state, ctx, &self.token_id, None)?;
+        let mut old = live_token(state, &self.token_id)?;
+        state.reindex(Some(&old), None, &ctx.params.kv_tokens);
+        let ctl = release_postings(state, ctx, &old)?;
+        old.spent_height = ctx.height;
+        old.spent_by = None;
+        state.put_stored_token(&old);
+        let live = state.live_tokens_of(&ctl)?;
+        state.put_live_tokens_of(&ctl, live.saturating_sub(1));
         ctx.emit(
             Event::new("kv.token.delete")
                 .indexed("token_id", hex::encode(self.token_id))
@@ -308,7 +320,8 @@ fn check_live(rec: &Tuple, named: &[u8; 32]) -> Result<(), KvError> {
     }
 }
 
-/// Stores a new live token of the tuple, its history entry and postings.
+/// Stores a new live token of the tuple and its history entry; the caller
+/// moves the postings.
 fn mint<S: StateWrite>(
     state: &mut S,
     ctx: &mut TxContext,
@@ -317,20 +330,23 @@ fn mint<S: StateWrite>(
     t: &KvToken,
     generation: u64,
     op: Op,
-) -> Result<[u8; 32], TxError> {
+) -> Result<StoredToken, TxError> {
     let p = &ctx.params.kv_tokens;
     let ctl = controller_key(&t.controller)?;
-    let live = state.live_tokens_of(&ctl)?;
-    if op == Op::Create && live >= p.max_live_tokens_per_controller {
-        return Err(KvError::TooManyTokens {
-            controller: t.controller.clone(),
-            live,
-            max: p.max_live_tokens_per_controller,
+    if op == Op::Create {
+        let live = state.live_tokens_of(&ctl)?;
+        if live >= p.max_live_tokens_per_controller {
+            return Err(KvError::TooManyTokens {
+                controller: t.controller.clone(),
+                live,
+                max: p.max_live_tokens_per_controller,
+            }
+            .into());
         }
-        .into());
+        state.put_live_tokens_of(&ctl, live + 1);
     }
     let id = token_id(&ctx.tx_id, ctx.action_index);
-    let posting_bytes = postings(t, p).len() as u64 * POSTING_BYTES;
+    let posting_bytes = num_postings(t, p) as u64 * POSTING_BYTES;
     let stored = StoredToken {
         token: t.clone(),
         id,
@@ -343,18 +359,20 @@ fn mint<S: StateWrite>(
         index_bytes: posting_bytes,
     };
     // Record (plus room for the spend marks) and history entry stay for good.
-    let record_bytes = pb::StoredToken::from(&stored).encoded_len() as u64 + 48 + 56;
-    charge(state, ctx, &ctl, record_bytes + posting_bytes, 0)?;
-    state.put_stored_token(&stored);
-    state.index_token(&stored, p, true)?;
+    let record = pb::StoredToken::from(&stored).encode_to_vec();
+    charge(
+        state,
+        ctx,
+        &ctl,
+        record.len() as u64 + 48 + 56 + posting_bytes,
+        0,
+    )?;
+    state.put_encoded_token(&id, record);
     state.put_history_entry(&tuple, rec.history_len, &id);
     rec.history_len += 1;
     rec.generation = generation;
     rec.live = Some(id);
     state.put_tuple(&tuple, rec);
-    if op == Op::Create {
-        state.put_live_tokens_of(&ctl, live + 1);
-    }
     ctx.emit(
         Event::new(if op == Op::Create {
             "kv.token.create"
@@ -366,31 +384,25 @@ fn mint<S: StateWrite>(
         .indexed("tuple", hex::encode(tuple))
         .plain("generation", generation.to_string()),
     );
-    Ok(id)
+    Ok(stored)
 }
 
-/// Marks a live token spent (by `by`, or deleted), drops its postings and
-/// their quota charge; on delete the controller's live count drops.
-fn spend<S: StateWrite>(
-    state: &mut S,
-    ctx: &TxContext,
-    id: &[u8; 32],
-    by: Option<[u8; 32]>,
-) -> Result<(), TxError> {
-    let mut s = state
+/// The live token a tuple record names (it must exist).
+fn live_token<S: StateWrite>(state: &S, id: &[u8; 32]) -> Result<StoredToken, TxError> {
+    Ok(state
         .stored_token(id)?
         .ok_or_else(|| KvError::TokenNoLive {
             named: hex::encode(id),
-        })?;
+        })?)
+}
+
+/// Releases the quota a spent token's postings held; returns its controller.
+fn release_postings<S: StateWrite>(
+    state: &mut S,
+    ctx: &TxContext,
+    s: &StoredToken,
+) -> Result<[u8; 32], TxError> {
     let ctl = controller_key(&s.token.controller)?;
-    state.index_token(&s, &ctx.params.kv_tokens, false)?;
     charge(state, ctx, &ctl, 0, s.index_bytes)?;
-    s.spent_height = ctx.height;
-    s.spent_by = by;
-    state.put_stored_token(&s);
-    if by.is_none() {
-        let live = state.live_tokens_of(&ctl)?;
-        state.put_live_tokens_of(&ctl, live.saturating_sub(1));
-    }
-    Ok(())
+    Ok(ctl)
 }

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use super::state::{StoredToken, TokenRead};
-use super::tuple_hash;
+use super::{tuple_hash, Op};
 use crate::keyspaces::kv::keys::{self, Sel};
 use crate::store::{Space, StateRead, StoreError, View};
 
@@ -310,8 +310,8 @@ fn next_union(
 
 /// A tuple's history, oldest to newest: every token ever minted for it
 /// (creates and updates, across deletes and re-creates), from position
-/// `from`, at most `limit` (capped at [`MAX_LIMIT`]). Returns the tokens and
-/// the position to continue from, if any.
+/// `from`, at most `limit` (capped at [`MAX_LIMIT`]). Returns the tokens,
+/// with their spent marks, and the position to continue from, if any.
 pub fn history<S: StateRead>(
     state: &S,
     protocol_id: &str,
@@ -329,14 +329,44 @@ pub fn history<S: StateRead>(
     let end = rec.history_len.min(from.saturating_add(limit));
     let mut out = Vec::new();
     for n in from..end {
-        if let Some(id) = state.history_entry(&tuple, n)? {
-            if let Some(t) = state.stored_token(&id)? {
-                out.push(t);
-            }
+        if let Some(t) = history_token(state, &tuple, n)? {
+            out.push(t);
         }
     }
+    let successor = match end < rec.history_len {
+        true => history_token(state, &tuple, end)?,
+        false => None,
+    };
+    mark_replaced(&mut out, successor);
     let next = (end < rec.history_len).then_some(end);
     Ok((out, next))
+}
+
+fn history_token<S: StateRead>(
+    state: &S,
+    tuple: &[u8; 32],
+    n: u64,
+) -> Result<Option<StoredToken>, StoreError> {
+    match state.history_entry(tuple, n)? {
+        Some(id) => state.stored_token(&id),
+        None => Ok(None),
+    }
+}
+
+/// An update does not rewrite the token it replaces, so its spent marks are
+/// derived here: a token that was not deleted and whose successor in the
+/// history is an update was replaced by it, at the successor's height. (A
+/// successor after a delete is always a create.)
+fn mark_replaced(page: &mut [StoredToken], successor: Option<StoredToken>) {
+    let update = |t: &StoredToken| (t.op == Op::Update as u32).then_some((t.created_height, t.id));
+    let mut next = successor.as_ref().and_then(update);
+    for t in page.iter_mut().rev() {
+        if let (Some((height, id)), 0) = (next, t.spent_height) {
+            t.spent_height = height;
+            t.spent_by = Some(id);
+        }
+        next = update(t);
+    }
 }
 
 /// The live token of a tuple, if any.

@@ -17,7 +17,9 @@ pub struct StoredToken {
     pub generation: u64,
     pub created_height: u64,
     pub seq: u64,
-    /// 0 while live.
+    /// 0 while live. Stored only by a delete: a token replaced by an update
+    /// is never rewritten, and [`super::query::history`] fills its marks in
+    /// from its successor.
     pub spent_height: u64,
     pub spent_by: Option<[u8; 32]>,
     pub op: u32,
@@ -25,6 +27,8 @@ pub struct StoredToken {
 }
 
 impl StoredToken {
+    /// Not deleted. Only the tuple record tells whether an update replaced
+    /// it; tokens read through a live posting or the tuple record are live.
     pub fn live(&self) -> bool {
         self.spent_height == 0
     }
@@ -100,6 +104,11 @@ pub fn postings(t: &KvToken, p: &KvTokenParams) -> Vec<(Sel, [u8; 32])> {
     out
 }
 
+/// How many postings a token has (three plus one per tag).
+pub fn num_postings(t: &KvToken, p: &KvTokenParams) -> usize {
+    3 + parse_tags(&t.tags, p).map(|t| t.len()).unwrap_or_default()
+}
+
 /// Bytes one posting costs (key plus the count entry share).
 pub const POSTING_BYTES: u64 = 8 + 1 + 32 + 8 + 32;
 
@@ -151,9 +160,11 @@ pub trait TokenRead: StateRead {
         u64_of(&k, self.get_index_raw(&k)?)
     }
 
+    /// The id at position `n` of a tuple's history (index space: the
+    /// history is the tuple's tokens in creation order, derived data).
     fn history_entry(&self, tuple: &[u8; 32], n: u64) -> Result<Option<[u8; 32]>, StoreError> {
         let k = keys::history_key(tuple, n);
-        match self.get_raw(&k)? {
+        match self.get_index_raw(&k)? {
             None => Ok(None),
             Some(r) => r
                 .as_slice()
@@ -167,10 +178,12 @@ impl<T: StateRead + ?Sized> TokenRead for T {}
 
 pub trait TokenWrite: StateWrite {
     fn put_stored_token(&mut self, s: &StoredToken) {
-        self.put_raw(
-            keys::token_key(&s.id),
-            pb::StoredToken::from(s).encode_to_vec(),
-        );
+        self.put_encoded_token(&s.id, pb::StoredToken::from(s).encode_to_vec());
+    }
+
+    /// Stores a token already encoded as `pb::StoredToken`.
+    fn put_encoded_token(&mut self, id: &[u8; 32], encoded: Vec<u8>) {
+        self.put_raw(keys::token_key(id), encoded);
     }
 
     fn put_tuple(&mut self, tuple: &[u8; 32], t: &Tuple) {
@@ -183,7 +196,7 @@ pub trait TokenWrite: StateWrite {
     }
 
     fn put_history_entry(&mut self, tuple: &[u8; 32], n: u64, id: &[u8; 32]) {
-        self.put_raw(keys::history_key(tuple, n), id.to_vec());
+        self.put_index_raw(keys::history_key(tuple, n), id.to_vec());
     }
 
     fn put_live_tokens_of(&mut self, controller: &[u8; 32], n: u64) {
@@ -202,29 +215,34 @@ pub trait TokenWrite: StateWrite {
         Ok(next)
     }
 
-    /// Adds (or with `add = false` removes) a live token's postings.
-    fn index_token(
-        &mut self,
-        s: &StoredToken,
-        p: &KvTokenParams,
-        add: bool,
-    ) -> Result<(), StoreError> {
-        for (sel, h) in postings(&s.token, p) {
-            let key = keys::ix_key(sel, &h, s.seq, &s.id);
-            let n = self.posting_count(sel, &h)?;
-            let ck = keys::ix_count_key(sel, &h);
-            if add {
-                self.put_index_raw(key, Vec::new());
-                self.put_index_raw(ck, (n + 1).to_be_bytes().to_vec());
-            } else {
-                self.delete_index_raw(key);
-                match n.saturating_sub(1) {
-                    0 => self.delete_index_raw(ck),
-                    m => self.put_index_raw(ck, m.to_be_bytes().to_vec()),
+    /// Moves a tuple's postings from the token `old` to `new` (either may be
+    /// absent: a create has no `old`, a delete no `new`). A selector both
+    /// share keeps its count; an update always shares key, controller and
+    /// protocol.
+    fn reindex(&mut self, old: Option<&StoredToken>, new: Option<&StoredToken>, p: &KvTokenParams) {
+        let of = |s: Option<&StoredToken>| s.map(|s| postings(&s.token, p)).unwrap_or_default();
+        let (before, after) = (of(old), of(new));
+        if let Some(s) = old {
+            for (sel, h) in &before {
+                self.delete_index_raw(keys::ix_key(*sel, h, s.seq, &s.id));
+                if !after.contains(&(*sel, *h)) {
+                    self.add_to_count(*sel, h, -1);
                 }
             }
         }
-        Ok(())
+        if let Some(s) = new {
+            for (sel, h) in &after {
+                self.put_index_raw(keys::ix_key(*sel, h, s.seq, &s.id), Vec::new());
+                if !before.contains(&(*sel, *h)) {
+                    self.add_to_count(*sel, h, 1);
+                }
+            }
+        }
+    }
+
+    /// Adds ±1 to a posting list's count; a count of 0 is no row.
+    fn add_to_count(&mut self, sel: Sel, h: &[u8; 32], delta: i64) {
+        self.add_index_counter(keys::ix_count_key(sel, h), delta);
     }
 }
 impl<T: StateWrite + ?Sized> TokenWrite for T {}
