@@ -31,6 +31,7 @@
 //! - [`local`]: the local store (second RocksDB, content store, processing
 //!   scratch, sync state), its reconciler and peer fetches.
 //! - [`crypto`]: DEK wrapping, stream encryption, the key-encryption key.
+//! - [`par`]: data parallelism on scoped threads, inline for small inputs.
 //! - [`cli`], [`config`], [`node`], [`metrics`], [`client`].
 
 #![forbid(unsafe_code)]

@@ -40,12 +40,21 @@ pub fn map_from<T: Sync, R: Send>(
     std::thread::scope(|s| {
         let mut parts = items.chunks(per);
         let first = parts.next().unwrap_or_default();
+        // A part whose thread the OS refuses runs here instead.
         let rest: Vec<_> = parts
-            .map(|p| s.spawn(move || p.iter().map(f).collect::<Vec<R>>()))
+            .map(|p| {
+                std::thread::Builder::new()
+                    .name("stave-par".into())
+                    .spawn_scoped(s, move || p.iter().map(f).collect::<Vec<R>>())
+                    .map_err(|_| p)
+            })
             .collect();
         let mut out: Vec<R> = first.iter().map(f).collect();
-        for h in rest {
-            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        for part in rest {
+            match part {
+                Ok(h) => out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                Err(p) => out.extend(p.iter().map(f)),
+            }
         }
         out
     })
@@ -69,5 +78,17 @@ mod tests {
             assert_eq!(super::map(&v, |x| x * 2), want);
             assert_eq!(super::map_from(&v, 2, |x| x * 2), want);
         }
+    }
+
+    #[test]
+    fn a_panic_on_another_thread_reaches_the_caller() {
+        let v: Vec<usize> = (0..1000).collect();
+        let r = std::panic::catch_unwind(|| {
+            super::map_from(&v, 2, |x| {
+                assert!(*x != 999, "boom");
+                *x
+            })
+        });
+        assert!(r.is_err());
     }
 }

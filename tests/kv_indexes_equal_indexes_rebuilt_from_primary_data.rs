@@ -12,7 +12,7 @@ use inproc::*;
 use proptest::prelude::*;
 use stave::keyspaces::kv::db::KvEntry;
 use stave::keyspaces::kv::keys::{self, Sel};
-use stave::keyspaces::kv::token::{postings, tuple_hash, StoredToken, TokenRead};
+use stave::keyspaces::kv::token::{postings, query, tuple_hash, Op, StoredToken, TokenRead};
 use stave::keyspaces::kv::{KvTokenParams, KvdbOp};
 use stave::store::{ChainStore, Space, StateRead};
 use stave::tx::{Action, Code};
@@ -131,38 +131,73 @@ fn rebuilt_token_indexes(store: &ChainStore) -> TokenIndexes {
     let p = KvTokenParams::default();
     let mut ix = BTreeSet::new();
     let mut counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-    let mut by_tuple: BTreeMap<[u8; 32], Vec<(u64, [u8; 32])>> = BTreeMap::new();
+    let mut by_tuple: BTreeMap<[u8; 32], Vec<StoredToken>> = BTreeMap::new();
     for (k, _) in store.prefix_list(b"kvtok/tok/", None, usize::MAX).unwrap() {
         let id: [u8; 32] = k[10..].try_into().unwrap();
         let t: StoredToken = store.view().stored_token(&id).unwrap().unwrap();
         let tuple = tuple_hash(&t.token.protocol_id, &t.token.key, &t.token.controller);
-        by_tuple.entry(tuple).or_default().push((t.seq, t.id));
-        if store.view().tuple(&tuple).unwrap().live != Some(t.id) {
-            continue;
+        if store.view().tuple(&tuple).unwrap().live == Some(t.id) {
+            for (sel, h) in postings(&t.token, &p) {
+                ix.insert(keys::ix_key(sel, &h, t.seq, &t.id));
+                *counts.entry(keys::ix_count_key(sel, &h)).or_default() += 1;
+            }
         }
-        assert!(t.live(), "the live token of a tuple is marked deleted");
-        for (sel, h) in postings(&t.token, &p) {
-            ix.insert(keys::ix_key(sel, &h, t.seq, &t.id));
-            *counts.entry(keys::ix_count_key(sel, &h)).or_default() += 1;
-        }
+        by_tuple.entry(tuple).or_default().push(t);
     }
     let mut history = BTreeMap::new();
     for (tuple, mut tokens) in by_tuple {
-        tokens.sort();
-        let rec = store.view().tuple(&tuple).unwrap();
-        assert_eq!(rec.history_len, tokens.len() as u64, "history length");
-        if let Some(live) = rec.live {
-            assert!(
-                tokens.iter().any(|(_, id)| *id == live),
-                "live token missing"
-            );
-        }
-        for (n, (_, id)) in tokens.into_iter().enumerate() {
-            history.insert(keys::history_key(&tuple, n as u64), id.to_vec());
+        tokens.sort_by_key(|t| t.seq);
+        check_token_chain(store, &tuple, &tokens);
+        for (n, t) in tokens.iter().enumerate() {
+            history.insert(keys::history_key(&tuple, n as u64), t.id.to_vec());
         }
     }
     let _ = Sel::Tag;
     (ix, counts, history)
+}
+
+/// A tuple's tokens, in creation order, form chains: each token but the
+/// last was either deleted or replaced by the update after it, never both;
+/// the tuple record names the last token exactly when it is not deleted (so
+/// at most one token is live); the history query serves exactly these
+/// marks, whole or page by page.
+fn check_token_chain(store: &ChainStore, tuple: &[u8; 32], tokens: &[StoredToken]) {
+    let rec = store.view().tuple(tuple).unwrap();
+    assert_eq!(rec.history_len, tokens.len() as u64, "history length");
+    let mut want = tokens.to_vec();
+    for (i, t) in tokens.iter().enumerate() {
+        let next = tokens.get(i + 1);
+        let replaced = next.is_some_and(|n| n.op == Op::Update as u32);
+        assert_eq!(t.spent_by, None, "stored records carry no successor");
+        match next {
+            Some(_) => assert!(t.deleted() != replaced, "token {i}: deleted xor replaced"),
+            None => assert_eq!(rec.live == Some(t.id), !t.deleted(), "last token"),
+        }
+        if let (true, Some(n)) = (replaced, next) {
+            want[i].spent_height = n.created_height;
+            want[i].spent_by = Some(n.id);
+        }
+    }
+    if tokens.last().is_none_or(|t| t.deleted()) {
+        assert_eq!(
+            rec.live, None,
+            "a tuple whose last token is deleted has no live token"
+        );
+    }
+    let t0 = &tokens[0].token;
+    let view = store.view();
+    let (whole, next) =
+        query::history(&view, &t0.protocol_id, &t0.key, &t0.controller, 0, 1000).unwrap();
+    assert_eq!((&whole, next), (&want, None), "history marks");
+    let mut paged = Vec::new();
+    let mut from = Some(0);
+    while let Some(f) = from {
+        let (page, next) =
+            query::history(&view, &t0.protocol_id, &t0.key, &t0.controller, f, 1).unwrap();
+        paged.extend(page);
+        from = next;
+    }
+    assert_eq!(paged, want, "paged history marks");
 }
 
 fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>) {
@@ -204,7 +239,7 @@ fn check(node: &Node) {
     let stored_history: BTreeMap<Vec<u8>, Vec<u8>> = node
         .store
         .view()
-        .prefix_raw(Space::Index, b"kvtok/hist/", None, usize::MAX)
+        .prefix_raw(Space::Index, b"kvtokh/", None, usize::MAX)
         .unwrap()
         .into_iter()
         .collect();

@@ -99,7 +99,8 @@ async fn lifecycle_through_a_relayer_with_full_history() {
     );
     assert_eq!((h[0].spent_height, h[0].spent_by), (3, Some(t2.id)));
     assert_eq!((h[1].spent_height, h[1].spent_by), (5, None));
-    assert!(h[2].live());
+    assert!(!h[2].deleted() && h[2].spent_by.is_none());
+    assert_eq!(live(&node, 1, "name").map(|t| t.id), Some(h[2].id));
     // Pages carry the same marks: the last token of a page takes its
     // successor from the next position.
     let view = node.store.view();

@@ -11,7 +11,7 @@
 //! | governance paths | — | see `keyspaces::validators::query::abci_state_key` |
 //! | `/kv/{signer hex}/{key hex}` | — | `stave.kv.v1.KvEntry` (default database) |
 //! | `/kvdb/{owner hex}/{db}/{key hex}` | — | `stave.kv.v1.KvEntry` (raw: check `expire_ms`) |
-//! | `/kvtok/token/{id hex}` | — | `stave.kv.v1.StoredToken` |
+//! | `/kvtok/token/{id hex}` | — | `stave.kv.v1.StoredToken` (as stored: a token replaced by an update still reads `spent_height` 0; prove liveness with the tuple path) |
 //! | `/kvtok/tuple/{protocol_id}/{key}/{controller}` (each hex of its UTF-8) | — | `stave.kv.v1.TupleRecord` |
 
 use prost::Message;

@@ -198,6 +198,7 @@ impl ChainStore {
     }
 
     fn write_changes(&self, batch: &mut WriteBatch, changes: &Changes) {
+        debug_assert!(changes.counters.is_empty(), "counters resolve in prepare");
         let state = handle(&self.db, cf::STATE);
         for (k, v) in &changes.state {
             match v {

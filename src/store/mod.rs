@@ -43,7 +43,7 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// `uploads_by_content/` moved into verifiable state; `entitlement_counts/`,
 /// `grant_rate/`, `validator_meta` candidate counts and
 /// `group_meta/open_applications` added. 3: KV token history entries
-/// (`kvtok/hist/`) moved to index space, and a token replaced by an update
+/// (now `kvtokh/`) moved to index space, and a token replaced by an update
 /// is no longer rewritten with spent marks. A store of another version is
 /// refused at open, never read under the wrong layout.
 pub const SCHEMA_VERSION: u32 = 3;

@@ -30,7 +30,7 @@ pub fn verify_items(items: &[Item]) -> Vec<bool> {
     if items.len() < 4 {
         return items.iter().map(single).collect();
     }
-    if items.len() <= MIN_CHUNK {
+    if items.len() < 2 * MIN_CHUNK {
         // One chunk: verify on this thread rather than start another
         // and wait for it (CheckTx batches are mostly this small).
         return verify_chunk(items);

@@ -8,13 +8,14 @@
 //!   member, `l` list position).
 //! - `kvdbgc/{seq:8}`: a queued orphan member prefix (end-of-block GC).
 //! - `kvmeta/{name}`: counters (`incarnation`, `gcseq`, `tokseq`).
-//! - `kvtok/tok/{id:32}`, `kvtok/tuple/{tuple:32}`, `kvtok/hist/{tuple:32}{n:8}`,
-//!   `kvtok/ctl/{controller:32}`.
+//! - `kvtok/tok/{id:32}`, `kvtok/tuple/{tuple:32}`, `kvtok/ctl/{controller:32}`.
 //!
 //! Index space (derived, not in the app hash):
 //! - `kvtokix/{kind:1}{h:32}{seq:8}{id:32}`: live tokens by key (`k`),
 //!   controller (`c`), protocol id (`p`) and tag (`t`), in creation order.
 //! - `kvtokixn/{kind:1}{h:32}`: the number of postings under one selector.
+//! - `kvtokh/{tuple:32}{n:8}`: a tuple's history, its token ids in creation
+//!   order.
 //! - `kvdbx/{expire_ms:8}{owner:32}{dblen:1}{db}{key}`: expiry queue.
 //! - `kvdbz/{member prefix}{score:16}{member}`: sorted-set score order.
 
@@ -26,7 +27,7 @@ const GC: &[u8] = b"kvdbgc/";
 const META: &[u8] = b"kvmeta/";
 const TOK: &[u8] = b"kvtok/tok/";
 const TUPLE: &[u8] = b"kvtok/tuple/";
-const HIST: &[u8] = b"kvtok/hist/";
+const HIST: &[u8] = b"kvtokh/";
 const CTL: &[u8] = b"kvtok/ctl/";
 const IX: &[u8] = b"kvtokix/";
 const IXN: &[u8] = b"kvtokixn/";
@@ -175,12 +176,12 @@ pub fn tuple_key(tuple: &[u8; 32]) -> Vec<u8> {
     cat(&[TUPLE, tuple])
 }
 
-/// `kvtok/hist/{tuple}`: the prefix of one tuple's history.
+/// `kvtokh/{tuple}`: the prefix of one tuple's history (index space).
 pub fn history_prefix(tuple: &[u8; 32]) -> Vec<u8> {
     cat(&[HIST, tuple])
 }
 
-/// `kvtok/hist/{tuple}{n}`.
+/// `kvtokh/{tuple}{n}` (index space).
 pub fn history_key(tuple: &[u8; 32], n: u64) -> Vec<u8> {
     cat(&[HIST, tuple, &n.to_be_bytes()])
 }
@@ -230,7 +231,7 @@ pub fn ix_count_key(kind: Sel, h: &[u8; 32]) -> Vec<u8> {
 /// Every key prefix of the area, for dumps and rebuild checks.
 pub const STATE_PREFIXES: [&[u8]; 4] = [KVDB, MEMBER, GC, b"kvtok/"];
 /// Index-space prefixes of the area.
-pub const INDEX_PREFIXES: [&[u8]; 4] = [IX, IXN, EXPIRY, ZORDER];
+pub const INDEX_PREFIXES: [&[u8]; 5] = [IX, IXN, HIST, EXPIRY, ZORDER];
 
 #[cfg(test)]
 mod tests {

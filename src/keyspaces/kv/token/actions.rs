@@ -358,7 +358,8 @@ fn mint<S: StateWrite>(
         op: op as u32,
         index_bytes: posting_bytes,
     };
-    // Record (plus room for the spend marks) and history entry stay for good.
+    // Record (plus room for the spend marks a delete stamps) and history
+    // entry stay for good.
     let record = pb::StoredToken::from(&stored).encode_to_vec();
     charge(
         state,

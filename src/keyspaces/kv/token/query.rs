@@ -240,7 +240,7 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
         let Some(t) = view.stored_token(&id)? else {
             continue;
         };
-        if !t.live() || (needs_filter && !matches(&t, q, &token_tags(&t))) {
+        if t.deleted() || (needs_filter && !matches(&t, q, &token_tags(&t))) {
             continue;
         }
         if skipped < q.skip {
@@ -329,12 +329,10 @@ pub fn history<S: StateRead>(
     let end = rec.history_len.min(from.saturating_add(limit));
     let mut out = Vec::new();
     for n in from..end {
-        if let Some(t) = history_token(state, &tuple, n)? {
-            out.push(t);
-        }
+        out.push(history_token(state, &tuple, n)?);
     }
     let successor = match end < rec.history_len {
-        true => history_token(state, &tuple, end)?,
+        true => Some(history_token(state, &tuple, end)?),
         false => None,
     };
     mark_replaced(&mut out, successor);
@@ -342,15 +340,20 @@ pub fn history<S: StateRead>(
     Ok((out, next))
 }
 
+/// The token at position `n` (< the tuple's `history_len`): a missing row
+/// or token is corruption, never a gap to link across.
 fn history_token<S: StateRead>(
     state: &S,
     tuple: &[u8; 32],
     n: u64,
-) -> Result<Option<StoredToken>, StoreError> {
-    match state.history_entry(tuple, n)? {
-        Some(id) => state.stored_token(&id),
-        None => Ok(None),
-    }
+) -> Result<StoredToken, StoreError> {
+    let k = keys::history_key(tuple, n);
+    let id = state
+        .history_entry(tuple, n)?
+        .ok_or_else(|| StoreError::corrupt(&k, "history entry missing"))?;
+    state
+        .stored_token(&id)?
+        .ok_or_else(|| StoreError::corrupt(&k, "history names a missing token"))
 }
 
 /// An update does not rewrite the token it replaces, so its spent marks are

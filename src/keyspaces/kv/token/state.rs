@@ -27,10 +27,10 @@ pub struct StoredToken {
 }
 
 impl StoredToken {
-    /// Not deleted. Only the tuple record tells whether an update replaced
-    /// it; tokens read through a live posting or the tuple record are live.
-    pub fn live(&self) -> bool {
-        self.spent_height == 0
+    /// Spent by a delete. Whether a token is live is what its tuple record
+    /// names: a token replaced by an update is not deleted and not live.
+    pub fn deleted(&self) -> bool {
+        self.spent_height != 0
     }
 }
 
