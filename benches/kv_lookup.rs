@@ -82,8 +82,9 @@ fn write_batch(store: &ChainStore, height: u64, from: u64, to: u64, tags: u64, c
         let t = token(i, tags, ctls);
         let id = token_id(&sha(i), 0);
         let tuple = tuple_hash(&t.protocol_id, &t.key, &t.controller);
+        let post = postings(&t, &p);
         let stored = StoredToken {
-            index_bytes: postings(&t, &p).len() as u64 * POSTING_BYTES,
+            index_bytes: post.len() as u64 * POSTING_BYTES,
             token: t,
             id,
             generation: 1,
@@ -94,7 +95,7 @@ fn write_batch(store: &ChainStore, height: u64, from: u64, to: u64, tags: u64, c
             op: Op::Create as u32,
         };
         o.put_stored_token(&stored);
-        o.reindex(None, Some(&stored), &p);
+        o.reindex(None, Some((&stored, &post)));
         o.put_history_entry(&tuple, 0, &id);
         o.put_tuple(
             &tuple,

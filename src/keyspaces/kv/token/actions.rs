@@ -4,7 +4,7 @@
 //! (stateless, with the tx's chain id), then against state: the generation
 //! (a used generation is a replay), the live token, caps and quota.
 
-use super::state::{num_postings, StoredToken, Tuple, POSTING_BYTES};
+use super::state::{postings, Posting, StoredToken, Tuple, POSTING_BYTES};
 use super::{
     check_key, check_protocol_id, check_tags, controller_key, token_id, tuple_hash, verify,
     KvToken, Op, SignFields, TokenRead, TokenWrite,
@@ -195,8 +195,8 @@ impl KvTokenCreate {
             }
             .into());
         }
-        let new = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Create)?;
-        state.reindex(None, Some(&new), &ctx.params.kv_tokens);
+        let (new, after) = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Create)?;
+        state.reindex(None, Some((&new, &after)));
         Ok(())
     }
 }
@@ -231,9 +231,10 @@ impl KvTokenUpdate {
         let mut rec = state.tuple(&tuple)?;
         check_generation(&rec, self.generation)?;
         check_live(&rec, &self.replaces)?;
-        let old = live_token(state, &self.replaces)?;
-        let new = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Update)?;
-        state.reindex(Some(&old), Some(&new), &ctx.params.kv_tokens);
+        let old = named_token(state, &self.replaces)?;
+        let before = postings(&old.token, &ctx.params.kv_tokens);
+        let (new, after) = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Update)?;
+        state.reindex(Some((&old, &before)), Some((&new, &after)));
         // The replaced token is not rewritten: the tuple record no longer
         // names it, and its history entry's successor marks it spent.
         release_postings(state, ctx, &old)?;
@@ -280,8 +281,9 @@ impl KvTokenDelete {
         rec.generation = self.generation;
         rec.live = None;
         state.put_tuple(&tuple, &rec);
-        let mut old = live_token(state, &self.token_id)?;
-        state.reindex(Some(&old), None, &ctx.params.kv_tokens);
+        let mut old = named_token(state, &self.token_id)?;
+        let before = postings(&old.token, &ctx.params.kv_tokens);
+        state.reindex(Some((&old, &before)), None);
         let ctl = release_postings(state, ctx, &old)?;
         old.spent_height = ctx.height;
         old.spent_by = None;
@@ -320,8 +322,8 @@ fn check_live(rec: &Tuple, named: &[u8; 32]) -> Result<(), KvError> {
     }
 }
 
-/// Stores a new live token of the tuple and its history entry; the caller
-/// moves the postings.
+/// Stores a new live token of the tuple and its history entry. Returns it
+/// with its postings, which the caller moves to it.
 fn mint<S: StateWrite>(
     state: &mut S,
     ctx: &mut TxContext,
@@ -330,7 +332,7 @@ fn mint<S: StateWrite>(
     t: &KvToken,
     generation: u64,
     op: Op,
-) -> Result<StoredToken, TxError> {
+) -> Result<(StoredToken, Vec<Posting>), TxError> {
     let p = &ctx.params.kv_tokens;
     let ctl = controller_key(&t.controller)?;
     if op == Op::Create {
@@ -346,7 +348,8 @@ fn mint<S: StateWrite>(
         state.put_live_tokens_of(&ctl, live + 1);
     }
     let id = token_id(&ctx.tx_id, ctx.action_index);
-    let posting_bytes = num_postings(t, p) as u64 * POSTING_BYTES;
+    let after = postings(t, p);
+    let posting_bytes = after.len() as u64 * POSTING_BYTES;
     let stored = StoredToken {
         token: t.clone(),
         id,
@@ -385,11 +388,11 @@ fn mint<S: StateWrite>(
         .indexed("tuple", hex::encode(tuple))
         .plain("generation", generation.to_string()),
     );
-    Ok(stored)
+    Ok((stored, after))
 }
 
-/// The live token a tuple record names (it must exist).
-fn live_token<S: StateWrite>(state: &S, id: &[u8; 32]) -> Result<StoredToken, TxError> {
+/// The token a tuple record names as live (it must exist).
+fn named_token<S: StateWrite>(state: &S, id: &[u8; 32]) -> Result<StoredToken, TxError> {
     Ok(state
         .stored_token(id)?
         .ok_or_else(|| KvError::TokenNoLive {

@@ -90,8 +90,12 @@ fn decode<M: Message + Default>(key: &[u8], raw: &[u8]) -> Result<M, StoreError>
     M::decode(raw).map_err(|e| StoreError::corrupt(key, e))
 }
 
-/// The index postings of a token: (selector, hashed value).
-pub fn postings(t: &KvToken, p: &KvTokenParams) -> Vec<(Sel, [u8; 32])> {
+/// One index posting: (selector, hashed value).
+pub type Posting = (Sel, [u8; 32]);
+
+/// The index postings of a token. Computed once per action and passed to
+/// [`TokenWrite::reindex`]; their number sets the quota a token holds.
+pub fn postings(t: &KvToken, p: &KvTokenParams) -> Vec<Posting> {
     let mut out = vec![
         (Sel::Key, keys::sel_hash(t.key.as_bytes())),
         (Sel::Controller, keys::sel_hash(t.controller.as_bytes())),
@@ -102,11 +106,6 @@ pub fn postings(t: &KvToken, p: &KvTokenParams) -> Vec<(Sel, [u8; 32])> {
         out.push((Sel::Tag, keys::sel_hash(tag.as_bytes())));
     }
     out
-}
-
-/// How many postings a token has (three plus one per tag).
-pub fn num_postings(t: &KvToken, p: &KvTokenParams) -> usize {
-    3 + parse_tags(&t.tags, p).map(|t| t.len()).unwrap_or_default()
 }
 
 /// Bytes one posting costs (key plus the count entry share).
@@ -218,20 +217,24 @@ pub trait TokenWrite: StateWrite {
     /// Moves a tuple's postings from the token `old` to `new` (either may be
     /// absent: a create has no `old`, a delete no `new`). A selector both
     /// share keeps its count; an update always shares key, controller and
-    /// protocol.
-    fn reindex(&mut self, old: Option<&StoredToken>, new: Option<&StoredToken>, p: &KvTokenParams) {
-        let of = |s: Option<&StoredToken>| s.map(|s| postings(&s.token, p)).unwrap_or_default();
-        let (before, after) = (of(old), of(new));
-        if let Some(s) = old {
-            for (sel, h) in &before {
+    /// protocol. Each side comes with its token's [`postings`].
+    fn reindex(
+        &mut self,
+        old: Option<(&StoredToken, &[Posting])>,
+        new: Option<(&StoredToken, &[Posting])>,
+    ) {
+        let before = old.map_or(&[][..], |(_, p)| p);
+        let after = new.map_or(&[][..], |(_, p)| p);
+        if let Some((s, _)) = old {
+            for (sel, h) in before {
                 self.delete_index_raw(keys::ix_key(*sel, h, s.seq, &s.id));
                 if !after.contains(&(*sel, *h)) {
                     self.add_to_count(*sel, h, -1);
                 }
             }
         }
-        if let Some(s) = new {
-            for (sel, h) in &after {
+        if let Some((s, _)) = new {
+            for (sel, h) in after {
                 self.put_index_raw(keys::ix_key(*sel, h, s.seq, &s.id), Vec::new());
                 if !before.contains(&(*sel, *h)) {
                     self.add_to_count(*sel, h, 1);
