@@ -1,5 +1,6 @@
-//! Prometheus metrics: block height, txs applied, FinalizeBlock and Commit
-//! latency, mempool rejects by code. Served as text on `[metrics] listen`.
+//! Prometheus metrics: block height, txs applied, the latency of each
+//! consensus-path ABCI call, CheckTx batch sizes, mempool rejects by code.
+//! Served as text on `[metrics] listen`.
 
 use std::sync::OnceLock;
 
@@ -16,6 +17,10 @@ pub struct Metrics {
     pub txs_applied: IntCounterVec,
     pub finalize_seconds: Histogram,
     pub commit_seconds: Histogram,
+    pub prepare_proposal_seconds: Histogram,
+    pub process_proposal_seconds: Histogram,
+    /// CheckTx requests handled together (one signature batch).
+    pub checktx_batch: Histogram,
     pub mempool_rejects: IntCounterVec,
     pub checktx_total: IntCounter,
     /// Local-store sync entries by kind (content, deks) and status.
@@ -41,8 +46,18 @@ fn build() -> Result<Metrics, prometheus::Error> {
         HistogramOpts::new("finalize_block_seconds", "FinalizeBlock latency")
             .buckets(buckets.clone()),
     )?;
-    let commit_seconds = Histogram::with_opts(
-        HistogramOpts::new("commit_seconds", "Commit latency").buckets(buckets),
+    let latency = |name: &str, help: &str| {
+        Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets.clone()))
+    };
+    let commit_seconds = latency("commit_seconds", "Commit latency")?;
+    let prepare_proposal_seconds = latency("prepare_proposal_seconds", "PrepareProposal latency")?;
+    let process_proposal_seconds = latency("process_proposal_seconds", "ProcessProposal latency")?;
+    let checktx_batch = Histogram::with_opts(
+        HistogramOpts::new(
+            "checktx_batch_size",
+            "CheckTx requests handled as one batch",
+        )
+        .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
     )?;
     let mempool_rejects = IntCounterVec::new(
         Opts::new("mempool_rejects_total", "CheckTx rejections, by code"),
@@ -53,6 +68,9 @@ fn build() -> Result<Metrics, prometheus::Error> {
     registry.register(Box::new(txs_applied.clone()))?;
     registry.register(Box::new(finalize_seconds.clone()))?;
     registry.register(Box::new(commit_seconds.clone()))?;
+    registry.register(Box::new(prepare_proposal_seconds.clone()))?;
+    registry.register(Box::new(process_proposal_seconds.clone()))?;
+    registry.register(Box::new(checktx_batch.clone()))?;
     registry.register(Box::new(mempool_rejects.clone()))?;
     registry.register(Box::new(checktx_total.clone()))?;
     let local_sync = IntGaugeVec::new(
@@ -74,6 +92,9 @@ fn build() -> Result<Metrics, prometheus::Error> {
         txs_applied,
         finalize_seconds,
         commit_seconds,
+        prepare_proposal_seconds,
+        process_proposal_seconds,
+        checktx_batch,
         mempool_rejects,
         checktx_total,
         local_sync,

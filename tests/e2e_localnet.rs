@@ -390,7 +390,40 @@ async fn step_3_app_hashes_agree_and_every_node_serves_every_value(net: &Localne
     let status = net.wait_status_ok(WAIT).await;
     eprintln!("app hashes agree (common height {h}); testnet status:\n{status}");
     assert_state_everywhere(net, accts).await;
+    assert_abci_metrics(net).await;
     done(name, t);
+}
+
+/// The value of an unlabelled sample `name` in Prometheus text.
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// After step 2's txs, every node has timed its consensus calls and batched
+/// CheckTx, and some node has proposed a block with txs.
+async fn assert_abci_metrics(net: &Localnet) {
+    let mut prepared = 0.0;
+    for i in 0..net.nodes {
+        let m = net.metrics(i).await.unwrap_or_else(|e| net.fail(&e));
+        for name in [
+            "stave_finalize_block_seconds_count",
+            "stave_commit_seconds_count",
+            "stave_process_proposal_seconds_count",
+            "stave_checktx_batch_size_count",
+        ] {
+            let n = sample(&m, name).unwrap_or(0.0);
+            assert!(n >= 1.0, "node{i}: {name} is {n}, want at least 1");
+        }
+        let batched = sample(&m, "stave_checktx_batch_size_sum").unwrap_or(0.0);
+        let checked = sample(&m, "stave_checktx_total").unwrap_or(0.0);
+        assert_eq!(
+            batched, checked,
+            "node{i}: CheckTx requests in batches differ from CheckTx requests"
+        );
+        prepared += sample(&m, "stave_prepare_proposal_seconds_count").unwrap_or(0.0);
+    }
+    assert!(prepared >= 1.0, "no node timed a PrepareProposal");
 }
 
 /// SIGKILLs `victim`'s `what` while every account sends txs to the other

@@ -92,13 +92,21 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
             })
         }
         ConsensusRequest::PrepareProposal(r) => {
+            let start = Instant::now();
             let time = r.time.unix_timestamp_nanos() as i64;
             let txs = app.prepare_proposal(r.height.value(), time, &r.txs, r.max_tx_bytes)?;
+            metrics()
+                .prepare_proposal_seconds
+                .observe(start.elapsed().as_secs_f64());
             ConsensusResponse::PrepareProposal(response::PrepareProposal { txs })
         }
         ConsensusRequest::ProcessProposal(r) => {
+            let start = Instant::now();
             let time = r.time.unix_timestamp_nanos() as i64;
             let ok = app.process_proposal(r.height.value(), time, &r.txs)?;
+            metrics()
+                .process_proposal_seconds
+                .observe(start.elapsed().as_secs_f64());
             if !ok {
                 tracing::warn!(
                     height = r.height.value(),

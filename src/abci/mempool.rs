@@ -59,6 +59,7 @@ fn run(mempool: Arc<Mempool>, mut rx: mpsc::UnboundedReceiver<Job>) {
                 Err(_) => break,
             }
         }
+        metrics().checktx_batch.observe(jobs.len() as f64);
         let items: Vec<(&[u8], CheckKind)> =
             jobs.iter().map(|(t, k, _)| (t.as_ref(), *k)).collect();
         let outcomes = mempool.check_batch(&items);

@@ -362,6 +362,15 @@ impl Localnet {
     pub fn rpc_url(&self, node: usize) -> String {
         format!("http://127.0.0.1:{}", self.port(node) + 7)
     }
+
+    /// Node `node`'s Prometheus text from its metrics endpoint.
+    pub async fn metrics(&self, node: usize) -> Result<String, String> {
+        let url = format!("http://127.0.0.1:{}/metrics", self.port(node) + 1);
+        let r = reqwest::get(&url)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        r.text().await.map_err(|e| format!("{url}: {e}"))
+    }
     pub fn node_dir(&self, node: usize) -> PathBuf {
         self.home.join(format!("node{node}"))
     }
