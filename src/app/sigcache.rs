@@ -13,12 +13,28 @@ use ed25519_consensus::batch::Item;
 use crate::tx::verify::{tx_item, verify_all, verify_items};
 use crate::tx::{DecodedTx, TxError, UnverifiedTx};
 
-/// How many entries are kept before the set is cleared.
-const CAPACITY: usize = 200_000;
+/// Entries per generation (two generations are kept).
+const GENERATION: usize = 100_000;
+
+/// Two generations: when the current one fills, the previous one is
+/// dropped and the current one takes its place. The newest `GENERATION`
+/// entries always survive, so a full mempool's signatures are not all
+/// forgotten at once and sent back to verification on the consensus path.
+pub struct SigCache {
+    inner: Mutex<Generations>,
+    generation: usize,
+}
 
 #[derive(Default)]
-pub struct SigCache {
-    inner: Mutex<HashSet<[u8; 96]>>,
+struct Generations {
+    current: HashSet<[u8; 96]>,
+    previous: HashSet<[u8; 96]>,
+}
+
+impl Default for SigCache {
+    fn default() -> Self {
+        Self::with_generation(GENERATION)
+    }
 }
 
 fn entry(tx_id: &[u8; 32], sig: &[u8; 64]) -> [u8; 96] {
@@ -29,16 +45,39 @@ fn entry(tx_id: &[u8; 32], sig: &[u8; 64]) -> [u8; 96] {
 }
 
 impl SigCache {
+    /// A cache that keeps at most `2 × generation` entries.
+    pub fn with_generation(generation: usize) -> Self {
+        SigCache {
+            inner: Mutex::new(Generations::default()),
+            generation: generation.max(1),
+        }
+    }
+
     pub fn contains(&self, tx_id: &[u8; 32], sig: &[u8; 64]) -> bool {
-        self.inner.lock().contains(&entry(tx_id, sig))
+        let e = entry(tx_id, sig);
+        let g = self.inner.lock();
+        g.current.contains(&e) || g.previous.contains(&e)
     }
 
     pub fn insert(&self, tx_id: &[u8; 32], sig: &[u8; 64]) {
-        let mut set = self.inner.lock();
-        if set.len() >= CAPACITY {
-            set.clear();
-        }
-        set.insert(entry(tx_id, sig));
+        let e = entry(tx_id, sig);
+        let dropped = {
+            let mut guard = self.inner.lock();
+            let g = &mut *guard;
+            if g.current.contains(&e) {
+                return;
+            }
+            let old = if g.current.len() >= self.generation {
+                let filled = std::mem::take(&mut g.current);
+                Some(std::mem::replace(&mut g.previous, filled))
+            } else {
+                None
+            };
+            g.current.insert(e);
+            old
+        };
+        // Freed outside the lock.
+        drop(dropped);
     }
 
     /// Whether each tx's signature verifies: cache hits are taken as they
@@ -118,5 +157,38 @@ impl SigCache {
             decoded.push(d);
         }
         (decoded, sig_ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SigCache;
+
+    fn key(n: u32) -> ([u8; 32], [u8; 64]) {
+        let mut id = [0u8; 32];
+        id[..4].copy_from_slice(&n.to_be_bytes());
+        (id, [7u8; 64])
+    }
+
+    #[test]
+    fn the_newest_generation_survives_a_rollover() {
+        let c = SigCache::with_generation(100);
+        for n in 0..250 {
+            let (id, sig) = key(n);
+            c.insert(&id, &sig);
+        }
+        // 0..100 filled the first generation, 100..200 the second; the
+        // insert of 200 dropped 0..100.
+        for n in 0..100 {
+            let (id, sig) = key(n);
+            assert!(!c.contains(&id, &sig), "entry {n} outlived two generations");
+        }
+        for n in 100..250 {
+            let (id, sig) = key(n);
+            assert!(c.contains(&id, &sig), "entry {n} was forgotten");
+        }
+        // Another signature for a known id is a different entry.
+        let (id, _) = key(249);
+        assert!(!c.contains(&id, &[8u8; 64]));
     }
 }
