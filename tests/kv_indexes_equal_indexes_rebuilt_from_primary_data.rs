@@ -1,8 +1,10 @@
 //! Property: after any sequence of token and kvdb operations, the index
 //! space equals indexes rebuilt from primary data alone, and no tuple ever
-//! has two live tokens. Every sequence starts with a create, so it cannot
-//! pass vacuously: some token operations succeed in each, and no correctly
-//! signed operation is ever refused as forged or unauthenticated.
+//! has two live tokens. Txs carry one to three actions, so a tx whose later
+//! action fails must leave no trace of its earlier ones (index rows and
+//! count deltas included). Every sequence starts with a lone create, so it
+//! cannot pass vacuously: some token operations succeed in each, and no
+//! correctly signed operation is ever refused as forged or unauthenticated.
 
 mod inproc;
 use std::collections::{BTreeMap, BTreeSet};
@@ -97,12 +99,14 @@ fn action(node: &Node, i: &Intent, n: usize) -> Action {
     }
 }
 
-/// Blocks of intents whose first is a create (generation 1 on a fresh
-/// tuple, so it succeeds).
-fn sequence() -> impl Strategy<Value = Vec<Vec<Intent>>> {
-    prop::collection::vec(prop::collection::vec(intent(), 1..6), 1..8).prop_map(|mut blocks| {
+/// Blocks of txs of intents. The first tx is a lone create (generation 1
+/// on a fresh tuple, so it succeeds).
+fn sequence() -> impl Strategy<Value = Vec<Vec<Vec<Intent>>>> {
+    let tx = prop::collection::vec(intent(), 1..4);
+    prop::collection::vec(prop::collection::vec(tx, 1..5), 1..8).prop_map(|mut blocks| {
         if let Some(first) = blocks.first_mut().and_then(|b| b.first_mut()) {
-            first.kind = 0;
+            first.truncate(1);
+            first[0].kind = 0;
         }
         blocks
     })
@@ -271,25 +275,30 @@ proptest! {
             let mut nonce = 0;
             let mut n = 0;
             let mut token_ok = 0;
-            for (h, intents) in blocks.iter().enumerate() {
-                // One tx per intent, resolved against the last commit, so
-                // intents in one block race each other on purpose.
+            for (h, block) in blocks.iter().enumerate() {
+                // Intents are resolved against the last commit, so intents
+                // in one block (and in one tx) race each other on purpose.
                 let mut txs = Vec::new();
-                for i in intents {
-                    n += 1;
-                    txs.push(signed(9, nonce, vec![action(&node, i, n)]));
+                for intents in block {
+                    let actions = intents
+                        .iter()
+                        .map(|i| {
+                            n += 1;
+                            action(&node, i, n)
+                        })
+                        .collect();
+                    txs.push(signed(9, nonce, actions));
                     nonce += 1;
                 }
-                let kinds: Vec<u8> = intents.iter().map(|i| i.kind).collect();
                 let (_, r) = node.block(h as u64 + 1, txs).await;
-                for (j, kind) in kinds.iter().enumerate() {
+                for (j, intents) in block.iter().enumerate() {
                     let c = code(&r, j);
                     assert!(
                         c != Code::KvTokenForged.value() && c != Code::Signature.value(),
                         "a correctly signed operation was refused: code {c}: {}",
                         r.tx_results[j].log
                     );
-                    if c == 0 && *kind <= 4 {
+                    if c == 0 && intents.iter().any(|i| i.kind <= 4) {
                         token_ok += 1;
                     }
                 }
@@ -298,4 +307,49 @@ proptest! {
             assert!(token_ok > 0, "no token operation succeeded in {blocks:?}");
         });
     }
+}
+
+/// A tx whose first action (a tagged create) would succeed alone and whose
+/// second fails: the tx changes nothing but its nonce, so no index row,
+/// count delta or history row of the create survives. The same create sent
+/// alone then counts once per selector.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_tx_leaves_no_index_rows_or_counts_of_its_earlier_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut node = Node::open(dir.path());
+    node.init_chain(default_genesis()).await;
+    let tagged = || create(1, "k0", "v", &["red", "big"], 1);
+    let skipped_generation = create(2, "k1", "v", &[], 5);
+    let (_, r) = node
+        .block(1, vec![signed(9, 0, vec![tagged(), skipped_generation])])
+        .await;
+    assert_ne!(code(&r, 0), 0, "the second action must fail the tx");
+    check(&node);
+    let spaces = [
+        (Space::Index, &b"kvtokix/"[..]),
+        (Space::Index, b"kvtokixn/"),
+        (Space::Index, b"kvtokh/"),
+        (Space::State, b"kvtok/"),
+    ];
+    for (space, prefix) in spaces {
+        assert_eq!(
+            dump(&node.store, space, prefix),
+            BTreeSet::new(),
+            "rows under {:?} after a failed tx",
+            String::from_utf8_lossy(prefix)
+        );
+    }
+    let (_, r) = node.block(2, vec![signed(9, 1, vec![tagged()])]).await;
+    assert_eq!(code(&r, 0), 0, "{}", r.tx_results[0].log);
+    check(&node);
+    let counts: Vec<u64> = node
+        .store
+        .view()
+        .prefix_raw(Space::Index, b"kvtokixn/", None, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| u64::from_be_bytes(v.as_slice().try_into().unwrap()))
+        .collect();
+    // key, controller, protocol, red, big
+    assert_eq!(counts, vec![1; 5]);
 }
