@@ -401,29 +401,43 @@ fn sample(text: &str, name: &str) -> Option<f64> {
 }
 
 /// After step 2's txs, every node has timed its consensus calls and batched
-/// CheckTx, and some node has proposed a block with txs.
+/// every CheckTx it received, and some node has proposed a block.
 async fn assert_abci_metrics(net: &Localnet) {
     let mut prepared = 0.0;
     for i in 0..net.nodes {
-        let m = net.metrics(i).await.unwrap_or_else(|e| net.fail(&e));
-        for name in [
-            "stave_finalize_block_seconds_count",
-            "stave_commit_seconds_count",
-            "stave_process_proposal_seconds_count",
-            "stave_checktx_batch_size_count",
-        ] {
-            let n = sample(&m, name).unwrap_or(0.0);
-            assert!(n >= 1.0, "node{i}: {name} is {n}, want at least 1");
-        }
-        let batched = sample(&m, "stave_checktx_batch_size_sum").unwrap_or(0.0);
-        let checked = sample(&m, "stave_checktx_total").unwrap_or(0.0);
-        assert_eq!(
-            batched, checked,
-            "node{i}: CheckTx requests in batches differ from CheckTx requests"
-        );
-        prepared += sample(&m, "stave_prepare_proposal_seconds_count").unwrap_or(0.0);
+        // A CheckTx counted on arrival but not yet batched is in flight;
+        // poll until the node is quiet.
+        let what = format!("node{i}'s ABCI metrics");
+        prepared += net
+            .wait_for(&what, Duration::from_secs(10), || async move {
+                abci_metrics_of(&net.metrics(i).await?)
+            })
+            .await;
     }
     assert!(prepared >= 1.0, "no node timed a PrepareProposal");
+}
+
+/// Checks one node's metrics; returns its PrepareProposal count.
+fn abci_metrics_of(m: &str) -> Result<f64, String> {
+    for name in [
+        "stave_finalize_block_seconds_count",
+        "stave_commit_seconds_count",
+        "stave_process_proposal_seconds_count",
+        "stave_checktx_batch_size_count",
+    ] {
+        let n = sample(m, name).unwrap_or(0.0);
+        if n < 1.0 {
+            return Err(format!("{name} is {n}, want at least 1"));
+        }
+    }
+    let batched = sample(m, "stave_checktx_batch_size_sum").unwrap_or(0.0);
+    let checked = sample(m, "stave_checktx_total").unwrap_or(0.0);
+    if batched != checked {
+        return Err(format!(
+            "{batched} CheckTx requests in batches, {checked} received"
+        ));
+    }
+    Ok(sample(m, "stave_prepare_proposal_seconds_count").unwrap_or(0.0))
 }
 
 /// SIGKILLs `victim`'s `what` while every account sends txs to the other
