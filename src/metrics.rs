@@ -29,6 +29,14 @@ pub struct Metrics {
     pub local_corrupt_rows: IntCounter,
 }
 
+/// Powers of two up to the largest CheckTx batch.
+fn batch_buckets() -> Vec<f64> {
+    let max = crate::abci::mempool::MAX_BATCH as f64;
+    std::iter::successors(Some(1.0), |b| (b * 2.0 < max).then_some(b * 2.0))
+        .chain([max])
+        .collect()
+}
+
 fn build() -> Result<Metrics, prometheus::Error> {
     let registry = Registry::new_custom(Some("stave".into()), None)?;
     let height = IntGauge::new("block_height", "Last committed height")?;
@@ -42,13 +50,10 @@ fn build() -> Result<Metrics, prometheus::Error> {
     let buckets = vec![
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
     ];
-    let finalize_seconds = Histogram::with_opts(
-        HistogramOpts::new("finalize_block_seconds", "FinalizeBlock latency")
-            .buckets(buckets.clone()),
-    )?;
     let latency = |name: &str, help: &str| {
         Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets.clone()))
     };
+    let finalize_seconds = latency("finalize_block_seconds", "FinalizeBlock latency")?;
     let commit_seconds = latency("commit_seconds", "Commit latency")?;
     let prepare_proposal_seconds = latency("prepare_proposal_seconds", "PrepareProposal latency")?;
     let process_proposal_seconds = latency("process_proposal_seconds", "ProcessProposal latency")?;
@@ -57,7 +62,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
             "checktx_batch_size",
             "CheckTx requests handled as one batch",
         )
-        .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
+        .buckets(batch_buckets()),
     )?;
     let mempool_rejects = IntCounterVec::new(
         Opts::new("mempool_rejects_total", "CheckTx rejections, by code"),

@@ -31,7 +31,16 @@ pub fn map_from<T: Sync, R: Send>(
     parallel_from: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let n = threads();
+    split_over(items, parallel_from, threads(), f)
+}
+
+/// As [`map_from`], over `n` parts.
+fn split_over<T: Sync, R: Send>(
+    items: &[T],
+    parallel_from: usize,
+    n: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     if items.len() < parallel_from.max(2) || n < 2 {
         return items.iter().map(f).collect();
     }
@@ -46,7 +55,10 @@ pub fn map_from<T: Sync, R: Send>(
                 std::thread::Builder::new()
                     .name("stave-par".into())
                     .spawn_scoped(s, move || p.iter().map(f).collect::<Vec<R>>())
-                    .map_err(|_| p)
+                    .map_err(|e| {
+                        tracing::warn!(error = %e, "no thread for a parallel part; running it inline");
+                        p
+                    })
             })
             .collect();
         let mut out: Vec<R> = first.iter().map(f).collect();
@@ -77,14 +89,16 @@ mod tests {
             let want: Vec<usize> = (0..n).map(|x| x * 2).collect();
             assert_eq!(super::map(&v, |x| x * 2), want);
             assert_eq!(super::map_from(&v, 2, |x| x * 2), want);
+            assert_eq!(super::split_over(&v, 2, 3, |x| x * 2), want);
         }
     }
 
     #[test]
     fn a_panic_on_another_thread_reaches_the_caller() {
         let v: Vec<usize> = (0..1000).collect();
+        // Four parts whatever the machine: 999 is in the last, on its own thread.
         let r = std::panic::catch_unwind(|| {
-            super::map_from(&v, 2, |x| {
+            super::split_over(&v, 2, 4, |x| {
                 assert!(*x != 999, "boom");
                 *x
             })

@@ -409,7 +409,7 @@ async fn assert_abci_metrics(net: &Localnet) {
         // poll until the node is quiet.
         let what = format!("node{i}'s ABCI metrics");
         prepared += net
-            .wait_for(&what, Duration::from_secs(10), || async move {
+            .wait_for(&what, Duration::from_secs(30), || async move {
                 abci_metrics_of(&net.metrics(i).await?)
             })
             .await;

@@ -136,7 +136,10 @@ fn rebuilt_token_indexes(store: &ChainStore) -> TokenIndexes {
     let mut ix = BTreeSet::new();
     let mut counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
     let mut by_tuple: BTreeMap<[u8; 32], Vec<StoredToken>> = BTreeMap::new();
-    for (k, _) in store.prefix_list(b"kvtok/tok/", None, usize::MAX).unwrap() {
+    for (k, _) in store
+        .prefix_list(keys::tokens_root(), None, usize::MAX)
+        .unwrap()
+    {
         let id: [u8; 32] = k[10..].try_into().unwrap();
         let t: StoredToken = store.view().stored_token(&id).unwrap().unwrap();
         let tuple = tuple_hash(&t.token.protocol_id, &t.token.key, &t.token.controller);
@@ -195,18 +198,28 @@ fn check_token_chain(store: &ChainStore, tuple: &[u8; 32], tokens: &[StoredToken
     assert_eq!((&whole, next), (&want, None), "history marks");
     let mut paged = Vec::new();
     let mut from = Some(0);
-    while let Some(f) = from {
+    for _ in 0..=want.len() {
+        let Some(f) = from else { break };
         let (page, next) =
             query::history(&view, &t0.protocol_id, &t0.key, &t0.controller, f, 1).unwrap();
         paged.extend(page);
         from = next;
     }
+    assert_eq!(
+        from,
+        None,
+        "history paging did not end after {} pages",
+        want.len() + 1
+    );
     assert_eq!(paged, want, "paged history marks");
 }
 
 fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>) {
     let mut expiry = BTreeSet::new();
-    for (k, v) in store.prefix_list(b"kvdb/", None, usize::MAX).unwrap() {
+    for (k, v) in store
+        .prefix_list(keys::kvdb_root(), None, usize::MAX)
+        .unwrap()
+    {
         let e: KvEntry = prost::Message::decode(v.as_slice())
             .map(|p: stave::proto::kv::KvEntry| p.try_into().unwrap())
             .unwrap();
@@ -239,11 +252,11 @@ fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<
 
 fn check(node: &Node) {
     let (ix, counts, history) = rebuilt_token_indexes(&node.store);
-    assert_eq!(dump(&node.store, Space::Index, b"kvtokix/"), ix);
+    assert_eq!(dump(&node.store, Space::Index, keys::ix_root()), ix);
     let stored_history: BTreeMap<Vec<u8>, Vec<u8>> = node
         .store
         .view()
-        .prefix_raw(Space::Index, b"kvtokh/", None, usize::MAX)
+        .prefix_raw(Space::Index, keys::history_root(), None, usize::MAX)
         .unwrap()
         .into_iter()
         .collect();
@@ -251,15 +264,18 @@ fn check(node: &Node) {
     let stored_counts: BTreeMap<Vec<u8>, u64> = node
         .store
         .view()
-        .prefix_raw(Space::Index, b"kvtokixn/", None, usize::MAX)
+        .prefix_raw(Space::Index, keys::ix_count_root(), None, usize::MAX)
         .unwrap()
         .into_iter()
         .map(|(k, v)| (k, u64::from_be_bytes(v.as_slice().try_into().unwrap())))
         .collect();
     assert_eq!(stored_counts, counts);
     let (expiry, z) = rebuilt_kvdb_indexes(&node.store);
-    assert_eq!(dump(&node.store, Space::Index, b"kvdbx/"), expiry);
-    assert_eq!(dump(&node.store, Space::Index, b"kvdbz/"), z);
+    assert_eq!(
+        dump(&node.store, Space::Index, keys::expiry_prefix()),
+        expiry
+    );
+    assert_eq!(dump(&node.store, Space::Index, keys::zorder_root()), z);
     let _ = node.store.view().get_raw(b"x");
 }
 
@@ -323,13 +339,18 @@ async fn a_failed_tx_leaves_no_index_rows_or_counts_of_its_earlier_actions() {
     let (_, r) = node
         .block(1, vec![signed(9, 0, vec![tagged(), skipped_generation])])
         .await;
-    assert_ne!(code(&r, 0), 0, "the second action must fail the tx");
+    assert_eq!(
+        code(&r, 0),
+        Code::KvTokenReplayed.value(),
+        "the second action (a skipped generation) must fail the tx: {}",
+        r.tx_results[0].log
+    );
     check(&node);
     let spaces = [
-        (Space::Index, &b"kvtokix/"[..]),
-        (Space::Index, b"kvtokixn/"),
-        (Space::Index, b"kvtokh/"),
-        (Space::State, b"kvtok/"),
+        (Space::Index, keys::ix_root()),
+        (Space::Index, keys::ix_count_root()),
+        (Space::Index, keys::history_root()),
+        (Space::State, keys::token_area_root()),
     ];
     for (space, prefix) in spaces {
         assert_eq!(
@@ -345,7 +366,7 @@ async fn a_failed_tx_leaves_no_index_rows_or_counts_of_its_earlier_actions() {
     let counts: Vec<u64> = node
         .store
         .view()
-        .prefix_raw(Space::Index, b"kvtokixn/", None, usize::MAX)
+        .prefix_raw(Space::Index, keys::ix_count_root(), None, usize::MAX)
         .unwrap()
         .into_iter()
         .map(|(_, v)| u64::from_be_bytes(v.as_slice().try_into().unwrap()))

@@ -92,21 +92,17 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
             })
         }
         ConsensusRequest::PrepareProposal(r) => {
-            let start = Instant::now();
             let time = r.time.unix_timestamp_nanos() as i64;
-            let txs = app.prepare_proposal(r.height.value(), time, &r.txs, r.max_tx_bytes)?;
-            metrics()
-                .prepare_proposal_seconds
-                .observe(start.elapsed().as_secs_f64());
+            let txs = timed(&metrics().prepare_proposal_seconds, || {
+                app.prepare_proposal(r.height.value(), time, &r.txs, r.max_tx_bytes)
+            })?;
             ConsensusResponse::PrepareProposal(response::PrepareProposal { txs })
         }
         ConsensusRequest::ProcessProposal(r) => {
-            let start = Instant::now();
             let time = r.time.unix_timestamp_nanos() as i64;
-            let ok = app.process_proposal(r.height.value(), time, &r.txs)?;
-            metrics()
-                .process_proposal_seconds
-                .observe(start.elapsed().as_secs_f64());
+            let ok = timed(&metrics().process_proposal_seconds, || {
+                app.process_proposal(r.height.value(), time, &r.txs)
+            })?;
             if !ok {
                 tracing::warn!(
                     height = r.height.value(),
@@ -127,11 +123,7 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
         }
         ConsensusRequest::FinalizeBlock(r) => finalize(app, r)?,
         ConsensusRequest::Commit => {
-            let start = Instant::now();
-            let c = app.commit()?;
-            metrics()
-                .commit_seconds
-                .observe(start.elapsed().as_secs_f64());
+            let c = timed(&metrics().commit_seconds, || app.commit())?;
             metrics().height.set(c.height as i64);
             ConsensusResponse::Commit(response::Commit {
                 data: Default::default(),
@@ -145,12 +137,10 @@ fn finalize(
     app: &mut App,
     r: tendermint::v0_38::abci::request::FinalizeBlock,
 ) -> Result<ConsensusResponse, AppError> {
-    let start = Instant::now();
     let time = r.time.unix_timestamp_nanos() as i64;
-    let out = app.finalize_block(r.height.value(), time, &r.txs)?;
-    metrics()
-        .finalize_seconds
-        .observe(start.elapsed().as_secs_f64());
+    let out = timed(&metrics().finalize_seconds, || {
+        app.finalize_block(r.height.value(), time, &r.txs)
+    })?;
     for t in &out.txs {
         metrics()
             .txs_applied
@@ -165,6 +155,14 @@ fn finalize(
         consensus_param_updates: None,
         app_hash: app_hash(&out.app_hash),
     }))
+}
+
+/// Runs `f`, recording its wall time in `h`.
+fn timed<R>(h: &prometheus::Histogram, f: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let r = f();
+    h.observe(start.elapsed().as_secs_f64());
+    r
 }
 
 fn app_hash(h: &[u8; 32]) -> tendermint::AppHash {

@@ -46,38 +46,48 @@ fn entry(tx_id: &[u8; 32], sig: &[u8; 64]) -> [u8; 96] {
 
 impl SigCache {
     /// A cache that keeps at most `2 × generation` entries.
-    pub fn with_generation(generation: usize) -> Self {
+    fn with_generation(generation: usize) -> Self {
         SigCache {
             inner: Mutex::new(Generations::default()),
             generation: generation.max(1),
         }
     }
 
+    /// Whether the pair verified here before. A hit in the older generation
+    /// is moved to the current one, so a tx that waits long in the mempool
+    /// is not forgotten while it is still being asked about.
     pub fn contains(&self, tx_id: &[u8; 32], sig: &[u8; 64]) -> bool {
         let e = entry(tx_id, sig);
-        let g = self.inner.lock();
-        g.current.contains(&e) || g.previous.contains(&e)
+        let mut g = self.inner.lock();
+        if g.current.contains(&e) {
+            return true;
+        }
+        if g.previous.remove(&e) {
+            self.add(&mut g, e);
+            return true;
+        }
+        false
     }
 
     pub fn insert(&self, tx_id: &[u8; 32], sig: &[u8; 64]) {
         let e = entry(tx_id, sig);
-        let dropped = {
-            let mut guard = self.inner.lock();
-            let g = &mut *guard;
-            if g.current.contains(&e) {
-                return;
-            }
-            let old = if g.current.len() >= self.generation {
-                let filled = std::mem::take(&mut g.current);
-                Some(std::mem::replace(&mut g.previous, filled))
-            } else {
-                None
-            };
-            g.current.insert(e);
-            old
-        };
-        // Freed outside the lock.
-        drop(dropped);
+        let mut g = self.inner.lock();
+        if !g.current.contains(&e) {
+            g.previous.remove(&e);
+            self.add(&mut g, e);
+        }
+    }
+
+    /// Adds to the current generation; when it is full, it becomes the
+    /// previous one and the old previous one, emptied (its capacity kept),
+    /// becomes the current one.
+    fn add(&self, g: &mut Generations, e: [u8; 96]) {
+        if g.current.len() >= self.generation {
+            let Generations { current, previous } = g;
+            std::mem::swap(current, previous);
+            current.clear();
+        }
+        g.current.insert(e);
     }
 
     /// Whether each tx's signature verifies: cache hits are taken as they
@@ -183,12 +193,37 @@ mod tests {
             let (id, sig) = key(n);
             assert!(!c.contains(&id, &sig), "entry {n} outlived two generations");
         }
-        for n in 100..250 {
+        // 200..250 are current; 100..150 are found in the previous generation
+        // (and promoted, filling the current one to exactly 100).
+        for n in (200..250).chain(100..150) {
             let (id, sig) = key(n);
             assert!(c.contains(&id, &sig), "entry {n} was forgotten");
         }
         // Another signature for a known id is a different entry.
         let (id, _) = key(249);
         assert!(!c.contains(&id, &[8u8; 64]));
+    }
+
+    #[test]
+    fn a_hit_in_the_previous_generation_outlives_its_neighbours() {
+        let c = SigCache::with_generation(100);
+        for n in 0..101 {
+            let (id, sig) = key(n);
+            c.insert(&id, &sig);
+        }
+        // 0..100 are now the previous generation; a hit moves 0 forward.
+        let (id0, sig0) = key(0);
+        assert!(c.contains(&id0, &sig0));
+        for n in 101..200 {
+            let (id, sig) = key(n);
+            c.insert(&id, &sig);
+        }
+        // The rollover at 199 dropped 1..100, but not the promoted 0.
+        assert!(c.contains(&id0, &sig0), "a promoted entry was dropped");
+        let (id1, sig1) = key(1);
+        assert!(
+            !c.contains(&id1, &sig1),
+            "an unused entry outlived two generations"
+        );
     }
 }

@@ -42,11 +42,12 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// The version of the state layout written by this build. 2:
 /// `uploads_by_content/` moved into verifiable state; `entitlement_counts/`,
 /// `grant_rate/`, `validator_meta` candidate counts and
-/// `group_meta/open_applications` added. 3: KV token history entries
-/// (now `kvtokh/`) moved to index space, and a token replaced by an update
-/// is no longer rewritten with spent marks. A store of another version is
-/// refused at open, never read under the wrong layout.
-pub const SCHEMA_VERSION: u32 = 3;
+/// `group_meta/open_applications` added. 3: KV token history entries moved
+/// to index space (under `kvtok/hist/`), and a token replaced by an update
+/// is no longer rewritten with spent marks. 4: history entries moved to
+/// `kvtokh/`. A store of another version is refused at open, never read
+/// under the wrong layout.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

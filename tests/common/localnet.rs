@@ -366,7 +366,13 @@ impl Localnet {
     /// Node `node`'s Prometheus text from its metrics endpoint.
     pub async fn metrics(&self, node: usize) -> Result<String, String> {
         let url = format!("http://127.0.0.1:{}/metrics", self.port(node) + 1);
-        let r = reqwest::get(&url)
+        let client = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(5))
+            .build()
+            .map_err(|e| format!("{url}: {e}"))?;
+        let r = client
+            .get(&url)
+            .send()
             .await
             .map_err(|e| format!("{url}: {e}"))?;
         r.text().await.map_err(|e| format!("{url}: {e}"))

@@ -25,6 +25,7 @@ const KVDB: &[u8] = b"kvdb/";
 const MEMBER: &[u8] = b"kvdbm/";
 const GC: &[u8] = b"kvdbgc/";
 const META: &[u8] = b"kvmeta/";
+const TOKEN_AREA: &[u8] = b"kvtok/";
 const TOK: &[u8] = b"kvtok/tok/";
 const TUPLE: &[u8] = b"kvtok/tuple/";
 const HIST: &[u8] = b"kvtokh/";
@@ -127,6 +128,11 @@ pub fn score_bytes(score: i128) -> [u8; 16] {
     ((score as u128) ^ (1 << 127)).to_be_bytes()
 }
 
+/// `kvdbz/`: every sorted-set score row (index space).
+pub fn zorder_root() -> &'static [u8] {
+    ZORDER
+}
+
 /// Expiry queue prefix.
 pub fn expiry_prefix() -> &'static [u8] {
     EXPIRY
@@ -176,11 +182,6 @@ pub fn tuple_key(tuple: &[u8; 32]) -> Vec<u8> {
     cat(&[TUPLE, tuple])
 }
 
-/// `kvtokh/{tuple}`: the prefix of one tuple's history (index space).
-pub fn history_prefix(tuple: &[u8; 32]) -> Vec<u8> {
-    cat(&[HIST, tuple])
-}
-
 /// `kvtokh/{tuple}{n}` (index space).
 pub fn history_key(tuple: &[u8; 32], n: u64) -> Vec<u8> {
     cat(&[HIST, tuple, &n.to_be_bytes()])
@@ -228,10 +229,35 @@ pub fn ix_count_key(kind: Sel, h: &[u8; 32]) -> Vec<u8> {
     cat(&[IXN, &[kind as u8], h])
 }
 
-/// Every key prefix of the area, for dumps and rebuild checks.
-pub const STATE_PREFIXES: [&[u8]; 4] = [KVDB, MEMBER, GC, b"kvtok/"];
-/// Index-space prefixes of the area.
-pub const INDEX_PREFIXES: [&[u8]; 5] = [IX, IXN, HIST, EXPIRY, ZORDER];
+/// `kvtok/`: every token row in state (tokens, tuples, controller counts).
+pub fn token_area_root() -> &'static [u8] {
+    TOKEN_AREA
+}
+
+/// `kvtok/tok/`: the tokens themselves.
+pub fn tokens_root() -> &'static [u8] {
+    TOK
+}
+
+/// `kvdb/`: every kvdb entry.
+pub fn kvdb_root() -> &'static [u8] {
+    KVDB
+}
+
+/// `kvtokix/`: every token posting (index space).
+pub fn ix_root() -> &'static [u8] {
+    IX
+}
+
+/// `kvtokixn/`: every posting count (index space).
+pub fn ix_count_root() -> &'static [u8] {
+    IXN
+}
+
+/// `kvtokh/`: every tuple's history (index space).
+pub fn history_root() -> &'static [u8] {
+    HIST
+}
 
 #[cfg(test)]
 mod tests {

@@ -27,8 +27,11 @@ pub struct StoredToken {
 }
 
 impl StoredToken {
-    /// Spent by a delete. Whether a token is live is what its tuple record
-    /// names: a token replaced by an update is not deleted and not live.
+    /// Spent by a delete, for a token as stored. Whether a token is live is
+    /// what its tuple record names: a stored token replaced by an update is
+    /// neither deleted nor live. A [`super::query::history`] entry has its
+    /// marks filled in from its successor, so there this is true for a
+    /// replaced token too: read `spent_by` and `op` to tell them apart.
     pub fn deleted(&self) -> bool {
         self.spent_height != 0
     }
