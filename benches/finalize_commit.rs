@@ -8,6 +8,10 @@
 //! process so peak RSS is per scenario), or
 //! `cargo bench --bench finalize_commit -- <empty|1m> <block size> <blocks>`.
 
+/// The node's allocator (see `src/main.rs`), so the figures are the node's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Instant;
 
 use ed25519_dalek::SigningKey;

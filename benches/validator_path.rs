@@ -15,6 +15,10 @@
 //! Run: `cargo bench --bench validator_path [-- <txs per block> <blocks> <check batch>]`
 //! (defaults 2000 20 25; 25 is the mean CheckTx batch the localnet showed).
 
+/// The node's allocator (see `src/main.rs`), so the figures are the node's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
