@@ -26,11 +26,8 @@ pub async fn serve(app: App, listen: &str) -> anyhow::Result<()> {
     let consensus = consensus::Consensus::spawn(app);
     let server = Server::builder()
         .consensus(consensus)
-        .mempool(
-            ServiceBuilder::new()
-                .buffer(10_000)
-                .service(mempool::MempoolService::new(mempool.clone())),
-        )
+        // Cloneable and always ready: no tower Buffer (a task hop per CheckTx).
+        .mempool(mempool::MempoolService::new(mempool.clone()))
         .info(
             ServiceBuilder::new()
                 .buffer(1_000)
