@@ -139,6 +139,14 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
 }
 
 fn main() {
+    // `RUST_LOG=stave=debug` prints each block's phases ("finalize phases",
+    // "commit rows") on stderr.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
