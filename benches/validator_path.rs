@@ -11,6 +11,9 @@
 //!
 //! Figures are process CPU time (every thread, RocksDB's included) divided
 //! by txs, so they stay comparable on a busy machine and across commits.
+//! Limits: RocksDB's background flushes and compactions land in whichever
+//! phase they overlap; the store starts empty (no 1M-key tree); the recheck
+//! is always one block deep.
 //!
 //! Run: `cargo bench --bench validator_path [-- <txs per block> <blocks> <check batch>]`
 //! (defaults 2000 20 25; 25 is the mean CheckTx batch the localnet showed).
@@ -130,12 +133,31 @@ fn run(per_block: usize, n_blocks: usize, batch: usize) -> Phases {
     p
 }
 
-fn main() {
-    let args: Vec<usize> = std::env::args()
+/// The positional arguments (cargo's own `--bench` flag aside), each a
+/// positive whole number, at most three; anything else is refused.
+fn parse_args() -> Result<Vec<usize>, String> {
+    let args: Vec<String> = std::env::args()
         .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .filter_map(|a| a.parse().ok())
+        .filter(|a| a != "--bench")
         .collect();
+    if args.len() > 3 {
+        return Err(format!("at most 3 arguments, got {args:?}"));
+    }
+    args.iter()
+        .map(|a| match a.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{a:?} is not a positive whole number")),
+        })
+        .collect()
+}
+
+fn main() {
+    let args = parse_args().unwrap_or_else(|e| {
+        eprintln!(
+            "validator_path: {e}\nusage: validator_path [<txs per block> <blocks> <check batch>]"
+        );
+        std::process::exit(2)
+    });
     let per_block = args.first().copied().unwrap_or(2000);
     let n_blocks = args.get(1).copied().unwrap_or(20);
     let batch = args.get(2).copied().unwrap_or(25);

@@ -29,6 +29,9 @@ pub struct Metrics {
     pub local_corrupt_rows: IntCounter,
 }
 
+// Bucket bounds must rise strictly: a largest batch of 1 would repeat the bound 1.
+const _: () = assert!(crate::abci::mempool::MAX_BATCH >= 2);
+
 /// Powers of two up to the largest CheckTx batch.
 fn batch_buckets() -> Vec<f64> {
     let max = crate::abci::mempool::MAX_BATCH as f64;

@@ -140,7 +140,7 @@ fn rebuilt_token_indexes(store: &ChainStore) -> TokenIndexes {
         .prefix_list(keys::tokens_root(), None, usize::MAX)
         .unwrap()
     {
-        let id: [u8; 32] = k[10..].try_into().unwrap();
+        let id: [u8; 32] = k[keys::tokens_root().len()..].try_into().unwrap();
         let t: StoredToken = store.view().stored_token(&id).unwrap().unwrap();
         let tuple = tuple_hash(&t.token.protocol_id, &t.token.key, &t.token.controller);
         if store.view().tuple(&tuple).unwrap().live == Some(t.id) {

@@ -54,8 +54,9 @@ impl SigCache {
     }
 
     /// Whether the pair verified here before. A hit in the older generation
-    /// is moved to the current one, so a tx that waits long in the mempool
-    /// is not forgotten while it is still being asked about.
+    /// is moved to the current one, so a tx that ProcessProposal found here
+    /// is still found by FinalizeBlock after a rollover in between. (Recheck
+    /// does not ask: it re-admits bytes whose signature verified on entry.)
     pub fn contains(&self, tx_id: &[u8; 32], sig: &[u8; 64]) -> bool {
         let e = entry(tx_id, sig);
         let mut g = self.inner.lock();

@@ -20,6 +20,12 @@ pub enum StoreError {
     },
     #[error("commit for height {got} does not follow the committed height {committed:?}")]
     OutOfOrder { committed: Option<u64>, got: u64 },
+    #[error(
+        "the chain store was written with schema {found}, this build reads schema {want}: \
+         run `stave reset --home <home>` and let the node replay or sync the chain, or run a \
+         build that reads schema {found}"
+    )]
+    SchemaMismatch { found: u32, want: u32 },
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
 }

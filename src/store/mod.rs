@@ -87,9 +87,9 @@ impl ChainStore {
                     .map_err(|_| StoreError::corrupt(cf::meta::SCHEMA, "not 4 bytes"))?,
             );
             if v != SCHEMA_VERSION {
-                return Err(StoreError::Corrupt {
-                    key: "meta/schema_version".into(),
-                    reason: format!("store schema {v}, this build reads {SCHEMA_VERSION}"),
+                return Err(StoreError::SchemaMismatch {
+                    found: v,
+                    want: SCHEMA_VERSION,
                 });
             }
         }
@@ -172,5 +172,49 @@ impl StateRead for CommittedState {
         limit: usize,
     ) -> Result<Rows, StoreError> {
         View::new(&self.db).prefix_raw(space, prefix, after, limit)
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+
+    #[test]
+    fn a_store_of_another_schema_is_refused_with_both_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = ChainStore::open(dir.path()).unwrap();
+            let meta = db::handle(&store.db, cf::META);
+            let old = SCHEMA_VERSION - 1;
+            store
+                .db
+                .put_cf(meta, cf::meta::SCHEMA, old.to_be_bytes())
+                .unwrap();
+        }
+        match ChainStore::open(dir.path()) {
+            Err(StoreError::SchemaMismatch { found, want }) => {
+                assert_eq!((found, want), (SCHEMA_VERSION - 1, SCHEMA_VERSION));
+            }
+            Err(other) => panic!("expected SchemaMismatch, got {other}"),
+            Ok(_) => panic!("a store of another schema opened"),
+        }
+        let msg = StoreError::SchemaMismatch { found: 3, want: 4 }.to_string();
+        assert!(
+            msg.contains("schema 3") && msg.contains("schema 4") && msg.contains("stave reset")
+        );
+    }
+
+    #[test]
+    fn a_store_of_this_schema_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(ChainStore::open(dir.path()).unwrap());
+        let store = ChainStore::open(dir.path()).unwrap();
+        let meta = db::handle(&store.db, cf::META);
+        store
+            .db
+            .put_cf(meta, cf::meta::SCHEMA, SCHEMA_VERSION.to_be_bytes())
+            .unwrap();
+        drop(store);
+        assert!(ChainStore::open(dir.path()).is_ok());
     }
 }
