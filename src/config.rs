@@ -80,6 +80,22 @@ pub struct Config {
 pub struct AbciSection {
     /// `unix:///path/abci.sock` (default) or `tcp://127.0.0.1:26658`.
     pub listen: String,
+    /// Which socket server answers CometBFT (default `threads`).
+    #[serde(default)]
+    pub server: AbciServer,
+}
+
+/// The ABCI socket server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AbciServer {
+    /// One OS thread per connection, CheckTx batched on the mempool
+    /// connection's thread (`abci::server`).
+    #[default]
+    Threads,
+    /// tower-abci's own tokio server, with a CheckTx thread behind it. About
+    /// 19% more CPU per tx under load (BENCHMARKS.md (b)); kept as a fallback.
+    Tower,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +168,7 @@ impl Config {
             moniker: moniker.to_string(),
             abci: AbciSection {
                 listen: home.default_abci(),
+                server: AbciServer::default(),
             },
             grpc: ListenSection {
                 listen: "127.0.0.1:9090".into(),
@@ -223,5 +240,22 @@ mod tests {
         let mut bad = back.clone();
         bad.pruning.interval = 0;
         assert!(bad.validate().is_err(), "keep_recent without an interval");
+    }
+
+    #[test]
+    fn abci_server_defaults_to_threads_and_can_name_tower() {
+        let parse = |extra: &str| {
+            toml::from_str::<AbciSection>(&format!("listen = \"unix:///s\"\n{extra}"))
+        };
+        assert_eq!(parse("").unwrap().server, AbciServer::Threads);
+        assert_eq!(
+            parse("server = \"tower\"").unwrap().server,
+            AbciServer::Tower
+        );
+        assert_eq!(
+            parse("server = \"threads\"").unwrap().server,
+            AbciServer::Threads
+        );
+        assert!(parse("server = \"fibres\"").is_err());
     }
 }

@@ -10,7 +10,7 @@
 //!                                                              │ ABCI (unix socket)
 //!                 ┌────────────────────────────────────────────┘
 //!                 ▼
-//!  abci::{mempool, consensus, info, snapshot}   (tower-abci v038)
+//!  abci::server (a thread per connection) → abci::{mempool, consensus, info, snapshot}
 //!        │ CheckTx          │ Prepare/Process/Finalize/Commit (one actor thread)
 //!        ▼                  ▼
 //!  app::Mempool        app::App ── tx::DecodedTx ── app::dispatch ──▶ keyspaces::*
@@ -24,9 +24,11 @@
 //! - [`store`]: the chain store, overlays, JMT, commit, pruning, proofs.
 //! - [`tx`]: envelope, sign bytes, ZIP-215 verification, error codes.
 //! - [`keyspaces`]: one module per keyspace (accounts, kv, params, validators,
-//!   uploads, deks, releases, entitlements, policies, grants; shared rights rules).
+//!   groups, takedowns, casbin, uploads, deks, releases, entitlements,
+//!   policies, grants; shared rights rules).
 //! - [`app`]: genesis, proposals, FinalizeBlock, Commit, the mempool view.
-//! - [`abci`]: tower-abci services around the app.
+//! - [`abci`]: the ABCI socket server and the services (tower-abci `v038`
+//!   types) around the app.
 //! - [`grpc`]: tonic services for clients, the peer service between validators.
 //! - [`local`]: the local store (second RocksDB, content store, processing
 //!   scratch, sync state), its reconciler and peer fetches.

@@ -1,6 +1,7 @@
-//! `stave start`: opens the chain store, starts the consensus actor and the
-//! ABCI server, the gRPC API and the metrics endpoint, and runs until
-//! SIGINT/SIGTERM.
+//! `stave start`: opens the chain store and the local store, starts the
+//! consensus actor and the ABCI server, the gRPC API, the metrics endpoint
+//! and the local store's reconcile worker, and runs until SIGINT/SIGTERM or
+//! until any of them stops.
 
 use std::net::SocketAddr;
 
@@ -40,9 +41,9 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         worker.run(heights).await;
         Ok(())
     });
-    let abci_listen = config.abci.listen.clone();
+    let abci = config.abci.clone();
     tasks.spawn(async move {
-        crate::abci::serve(app, &abci_listen)
+        crate::abci::serve(app, &abci)
             .await
             .map_err(|e| e.context("abci"))
     });

@@ -314,7 +314,44 @@ async fn step_1_four_validators_come_up_and_commit_blocks(net: &Localnet) {
     let h = net.max_comet_height().await;
     net.wait_all_comet_height(h + 2, WAIT).await;
     net.pid(0, Proc::Stave).expect("node0 stave runs");
+    assert_every_grpc_service_reports_serving(net).await;
     done(name, t);
+}
+
+/// gRPC health: every service the node registers reports SERVING.
+async fn assert_every_grpc_service_reports_serving(net: &Localnet) {
+    use tonic_health::pb::{
+        health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest,
+    };
+    let channel = tonic::transport::Endpoint::from_shared(net.grpc_url(0))
+        .expect("grpc url")
+        .connect()
+        .await
+        .expect("connect to node0's gRPC");
+    let mut health = HealthClient::new(channel);
+    for service in [
+        "stave.tx.v1.TxService",
+        "stave.query.v1.QueryService",
+        "stave.governance.v1.GovernanceService",
+        "stave.kv.v1.KvService",
+        "stave.casbin.v1.CasbinQueryService",
+        "stave.rights.v1.RightsService",
+        "stave.peer.v1.PeerService",
+        "stave.local.v1.LocalService",
+    ] {
+        let r = health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("health check of {service}: {e}"))
+            .into_inner();
+        assert_eq!(
+            r.status,
+            ServingStatus::Serving as i32,
+            "{service} is not serving"
+        );
+    }
 }
 
 async fn step_2_signed_txs_from_8_accounts_over_grpc_all_commit(

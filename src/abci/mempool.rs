@@ -1,9 +1,10 @@
 //! The mempool connection: CheckTx against the node's mempool view.
 //!
-//! One dedicated thread serves CheckTx, so RocksDB reads stay off the async
-//! runtime and txs are admitted strictly in the order CometBFT sent them.
-//! It drains whatever is queued (up to [`MAX_BATCH`]) and verifies those
-//! signatures as one batch, which is what keeps CheckTx cheap under load.
+//! [`answer_batch`] checks a run of CheckTx requests as one batch, in the
+//! order CometBFT sent them; the socket server calls it on the mempool
+//! connection's own thread. [`MempoolService`] wraps it as a tower service
+//! on one dedicated thread that drains whatever is queued (up to
+//! [`MAX_BATCH`]), for the `tower` server and in-process callers.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,7 +25,7 @@ use crate::metrics::metrics;
 /// Most CheckTx requests handled as one batch.
 pub const MAX_BATCH: usize = 256;
 
-type Job = (Bytes, CheckKind, oneshot::Sender<TxOutcome>);
+type Job = (Bytes, CheckKind, oneshot::Sender<response::CheckTx>);
 
 /// A cloneable handle to the CheckTx thread.
 #[derive(Clone)]
@@ -59,24 +60,61 @@ fn run(mempool: Arc<Mempool>, mut rx: mpsc::UnboundedReceiver<Job>) {
                 Err(_) => break,
             }
         }
-        metrics().checktx_batch.observe(jobs.len() as f64);
         let items: Vec<(&[u8], CheckKind)> =
             jobs.iter().map(|(t, k, _)| (t.as_ref(), *k)).collect();
-        let outcomes = mempool.check_batch(&items);
-        for ((_, _, reply), outcome) in jobs.into_iter().zip(outcomes) {
-            let _ = reply.send(outcome);
+        let answers = answer_batch(&mempool, &items);
+        for ((_, _, reply), answer) in jobs.into_iter().zip(answers) {
+            let _ = reply.send(answer);
         }
     }
 }
 
-fn failed() -> TxOutcome {
-    TxOutcome {
+/// Answers CheckTx requests in the order CometBFT sent them, as one batch
+/// (the signatures still unverified are checked together). Both servers
+/// come through here. A panic (a bug, whatever the tx) refuses the batch
+/// with NOT_READY and leaves the caller's thread, and CheckTx, running.
+pub fn answer_batch(mempool: &Mempool, items: &[(&[u8], CheckKind)]) -> Vec<response::CheckTx> {
+    let m = metrics();
+    m.checktx_total.inc_by(items.len() as u64);
+    m.checktx_batch.observe(items.len() as f64);
+    let answers: Option<Vec<response::CheckTx>> =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            mempool
+                .check_batch(items)
+                .iter()
+                .map(check_response)
+                .collect()
+        }))
+        .ok()
+        // One answer per request, or CometBFT would pair answers with the wrong txs.
+        .filter(|a: &Vec<_>| a.len() == items.len());
+    answers.unwrap_or_else(|| {
+        tracing::error!(
+            txs = items.len(),
+            "internal error (a panic) while checking a CheckTx batch; refused"
+        );
+        items.iter().map(|_| internal_error()).collect()
+    })
+}
+
+fn failed() -> response::CheckTx {
+    refused("CheckTx thread is gone")
+}
+
+/// The answer to a tx whose check failed inside the node (a bug), not
+/// because of the tx: NOT_READY, so the client may resubmit it.
+pub fn internal_error() -> response::CheckTx {
+    refused("internal error while checking this tx; see the node log")
+}
+
+fn refused(log: &str) -> response::CheckTx {
+    check_response(&TxOutcome {
         class: crate::app::TxClass::Rejected,
         code: crate::tx::Code::NotReady,
-        log: "CheckTx thread is gone".into(),
+        log: log.into(),
         events: vec![],
         tx_id: None,
-    }
+    })
 }
 
 fn check_response(o: &TxOutcome) -> response::CheckTx {
@@ -110,16 +148,15 @@ impl Service<MempoolRequest> for MempoolService {
             CheckTxKind::New => CheckKind::New,
             CheckTxKind::Recheck => CheckKind::Recheck,
         };
-        metrics().checktx_total.inc();
         // Sent here, in call order, so the thread sees CometBFT's order.
         let (reply, rx) = oneshot::channel();
         let sent = self.tx.send((r.tx, kind, reply)).is_ok();
         Box::pin(async move {
-            let outcome = match (sent, rx.await) {
-                (true, Ok(o)) => o,
+            let answer = match (sent, rx.await) {
+                (true, Ok(a)) => a,
                 _ => failed(),
             };
-            Ok(MempoolResponse::CheckTx(check_response(&outcome)))
+            Ok(MempoolResponse::CheckTx(answer))
         })
     }
 }

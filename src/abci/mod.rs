@@ -1,54 +1,77 @@
-//! The ABCI++ server (tower-abci, module `v038`): four services, one per
-//! CometBFT connection. Consensus requests go to one actor that owns the
-//! mutable app; Info, Query, CheckTx and Snapshot read committed state.
+//! The ABCI++ server. By default ([`server`], `[abci] server = "threads"`)
+//! each of CometBFT's four connections is answered on its own OS thread;
+//! `server = "tower"` uses tower-abci's tokio server instead. Consensus
+//! requests go to one actor that owns the mutable app; Info, Query, CheckTx
+//! and Snapshot read committed state. The request handlers are tower
+//! services of tower-abci's `v038` types.
 //!
 //! # Invariants
-//! No service ever returns `Err`: tower-abci would drop the connection and
+//! No service ever returns `Err`: the server would close the connection, and
 //! CometBFT v0.38 exits when any ABCI connection drops. Bad input is a
 //! response with a code.
 
 pub mod consensus;
 pub mod convert;
+pub mod frame;
 pub mod info;
+mod listen;
 pub mod mempool;
 pub mod query;
+pub mod server;
 pub mod snapshot;
 
-use tower::ServiceBuilder;
-use tower_abci::v038::Server;
-
 use crate::app::App;
+use crate::config::{AbciSection, AbciServer};
+use server::Handlers;
 
-/// Serves ABCI on `listen` (`unix:///path` or `tcp://host:port`) until error.
-pub async fn serve(app: App, listen: &str) -> anyhow::Result<()> {
-    let store = app.store().clone();
-    let mempool = app.mempool();
-    let consensus = consensus::Consensus::spawn(app);
-    let server = Server::builder()
-        .consensus(consensus)
-        // Cloneable and always ready: no tower Buffer (a task hop per CheckTx).
-        .mempool(mempool::MempoolService::new(mempool.clone()))
-        .info(
-            ServiceBuilder::new()
-                .buffer(1_000)
-                .service(info::InfoService { store }),
-        )
-        .snapshot(snapshot::SnapshotService)
+/// Serves ABCI on `abci.listen` (`unix:///path` or `tcp://host:port`) with
+/// the server `abci.server` names. Returns only on a failure to serve: the
+/// listener keeps failing to accept (`threads`), or tower-abci's server stops.
+pub async fn serve(app: App, abci: &AbciSection) -> anyhow::Result<()> {
+    let listen = abci.listen.as_str();
+    let handlers = Handlers::new(app, tokio::runtime::Handle::current());
+    if abci.server == AbciServer::Tower {
+        tracing::info!(%listen, "ABCI server (tower-abci) listening");
+        return serve_tower(handlers, listen).await;
+    }
+    let listener = listen::Listener::bind(listen)?;
+    tracing::info!(%listen, "ABCI server (a thread per connection) listening");
+    // A plain thread, not `spawn_blocking`: the runtime would wait for a
+    // blocking task at shutdown, and this one never ends on its own.
+    let (done, failed) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("stave-abci-accept".into())
+        .spawn(move || {
+            let _ = done.send(listener.accept_loop(handlers));
+        })
+        .map_err(|e| anyhow::anyhow!("abci: spawning the accept thread: {e}"))?;
+    failed
+        .await
+        .map_err(|_| anyhow::anyhow!("abci: the accept thread died"))?
+}
+
+/// tower-abci's server: a tokio task per connection, CheckTx on its own
+/// thread behind a channel.
+async fn serve_tower(h: Handlers, listen: &str) -> anyhow::Result<()> {
+    use tower::ServiceBuilder;
+    let server = tower_abci::v038::Server::builder()
+        .consensus(h.consensus)
+        .mempool(mempool::MempoolService::new(h.mempool))
+        .info(ServiceBuilder::new().buffer(1_000).service(h.info))
+        .snapshot(h.snapshot)
         .finish()
         .ok_or_else(|| anyhow::anyhow!("abci server builder is missing a service"))?;
     if let Some(path) = listen.strip_prefix("unix://") {
-        if std::path::Path::new(path).exists() {
-            std::fs::remove_file(path)?; // a stale socket from a killed process
-        }
+        listen::remove_stale_socket(path)?;
         server
             .listen_unix(path)
             .await
-            .map_err(|e| anyhow::anyhow!("abci unix server: {e}"))
+            .map_err(|e| anyhow::anyhow!("{e}"))
     } else {
         let addr = listen.strip_prefix("tcp://").unwrap_or(listen);
         server
             .listen_tcp(addr)
             .await
-            .map_err(|e| anyhow::anyhow!("abci tcp server: {e}"))
+            .map_err(|e| anyhow::anyhow!("{e}"))
     }
 }

@@ -44,7 +44,7 @@ pub struct Cli {
 pub enum Command {
     /// Create a home directory: config, node keys and a genesis fragment.
     Init(init::InitArgs),
-    /// Run the node: ABCI server, gRPC API, metrics.
+    /// Run the node: ABCI server, gRPC API, metrics, the local store worker.
     Start {
         #[arg(long, env = "STAVE_HOME")]
         home: PathBuf,

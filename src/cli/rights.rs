@@ -1,6 +1,6 @@
-//! `stave tx rights …` and `stave query rights …`: the content and rights
-//! actions and queries. Byte fields (cids, keys) are hex; a public key may
-//! also be the name of a keyring entry.
+//! `stave tx rights …`: the content and rights actions (their queries,
+//! `stave query rights …`, are in `rights_query.rs`). Byte fields (cids,
+//! keys) are hex; a public key may also be the name of a keyring entry.
 
 use clap::{Args, Subcommand};
 use prost::Message;

@@ -1,5 +1,7 @@
-//! gRPC (tonic): the tx and query services, the peer service and the
-//! local-store status service, with reflection and health.
+//! gRPC (tonic): one server ([`serve`]) with `TxService`, `QueryService`,
+//! `GovernanceService`, `KvService`, `CasbinQueryService`, `RightsService`,
+//! the validator-to-validator `PeerService` and the local-store
+//! `LocalService`, plus reflection and health.
 
 pub mod casbin;
 pub mod governance;
@@ -22,8 +24,10 @@ use crate::proto::kv::kv_service_server::KvServiceServer;
 use crate::proto::local::local_service_server::LocalServiceServer;
 use crate::proto::peer::peer_service_server::PeerServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
+use crate::proto::rights::rights_service_server::RightsServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
+use tonic::server::NamedService;
 
 /// Serves the gRPC API on `addr` until the future is dropped.
 pub async fn serve(
@@ -34,12 +38,20 @@ pub async fn serve(
     local_node: Arc<LocalNode>,
 ) -> anyhow::Result<()> {
     let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_serving::<TxServiceServer<tx::TxServiceImpl>>()
-        .await;
-    health
-        .set_serving::<QueryServiceServer<query::QueryServiceImpl>>()
-        .await;
+    for service in [
+        <TxServiceServer<tx::TxServiceImpl> as NamedService>::NAME,
+        <QueryServiceServer<query::QueryServiceImpl> as NamedService>::NAME,
+        <GovernanceServiceServer<governance::GovernanceServiceImpl> as NamedService>::NAME,
+        <KvServiceServer<kv::KvServiceImpl> as NamedService>::NAME,
+        <CasbinQueryServiceServer<casbin::CasbinQueryServiceImpl> as NamedService>::NAME,
+        <RightsServiceServer<rights::RightsServiceImpl> as NamedService>::NAME,
+        <PeerServiceServer<peer::PeerServiceImpl> as NamedService>::NAME,
+        <LocalServiceServer<local::LocalServiceImpl> as NamedService>::NAME,
+    ] {
+        health
+            .set_service_status(service, tonic_health::ServingStatus::Serving)
+            .await;
+    }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
@@ -66,13 +78,9 @@ pub async fn serve(
                 store: store.clone(),
             },
         ))
-        .add_service(
-            crate::proto::rights::rights_service_server::RightsServiceServer::new(
-                rights::RightsServiceImpl {
-                    store: store.clone(),
-                },
-            ),
-        )
+        .add_service(RightsServiceServer::new(rights::RightsServiceImpl {
+            store: store.clone(),
+        }))
         .add_service(
             PeerServiceServer::new(peer::PeerServiceImpl::new(local_node.clone()))
                 .max_decoding_message_size(peer::MAX_REQUEST_BYTES),

@@ -56,6 +56,47 @@ pub fn signed(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
     Bytes::from(sign_tx(&key(seed), CHAIN, nonce, actions, ""))
 }
 
+/// The InitChain request the harness sends: chain [`CHAIN`], block time 0,
+/// the given app state and CometBFT genesis validators (ed25519 key, power).
+pub fn init_chain_request(
+    app_state: serde_json::Value,
+    validators: Vec<([u8; 32], u64)>,
+) -> request::InitChain {
+    let validators = validators
+        .into_iter()
+        .map(|(k, power)| tendermint::validator::Update {
+            pub_key: tendermint::PublicKey::from_raw_ed25519(&k).unwrap(),
+            power: power.try_into().unwrap(),
+        })
+        .collect();
+    request::InitChain {
+        time: block_time(0),
+        chain_id: CHAIN.into(),
+        consensus_params: tendermint::consensus::Params {
+            block: tendermint::block::Size {
+                max_bytes: 22_020_096,
+                max_gas: -1,
+                time_iota_ms: 1000,
+            },
+            evidence: tendermint::evidence::Params {
+                max_age_num_blocks: EVIDENCE_AGE,
+                max_age_duration: tendermint::evidence::Duration(std::time::Duration::from_secs(
+                    172_800,
+                )),
+                max_bytes: 1_048_576,
+            },
+            validator: tendermint::consensus::params::ValidatorParams {
+                pub_key_types: vec![tendermint::public_key::Algorithm::Ed25519],
+            },
+            version: None,
+            abci: Default::default(),
+        },
+        validators,
+        app_state_bytes: Bytes::from(serde_json::to_vec(&app_state).unwrap()),
+        initial_height: 1u32.into(),
+    }
+}
+
 /// One node: the consensus actor, mempool and info services over a store.
 pub struct Node {
     pub path: PathBuf,
@@ -132,39 +173,7 @@ impl Node {
         app_state: serde_json::Value,
         validators: Vec<([u8; 32], u64)>,
     ) -> Vec<u8> {
-        let validators = validators
-            .into_iter()
-            .map(|(k, power)| tendermint::validator::Update {
-                pub_key: tendermint::PublicKey::from_raw_ed25519(&k).unwrap(),
-                power: power.try_into().unwrap(),
-            })
-            .collect();
-        let req = request::InitChain {
-            time: block_time(0),
-            chain_id: CHAIN.into(),
-            consensus_params: tendermint::consensus::Params {
-                block: tendermint::block::Size {
-                    max_bytes: 22_020_096,
-                    max_gas: -1,
-                    time_iota_ms: 1000,
-                },
-                evidence: tendermint::evidence::Params {
-                    max_age_num_blocks: EVIDENCE_AGE,
-                    max_age_duration: tendermint::evidence::Duration(
-                        std::time::Duration::from_secs(172_800),
-                    ),
-                    max_bytes: 1_048_576,
-                },
-                validator: tendermint::consensus::params::ValidatorParams {
-                    pub_key_types: vec![tendermint::public_key::Algorithm::Ed25519],
-                },
-                version: None,
-                abci: Default::default(),
-            },
-            validators,
-            app_state_bytes: Bytes::from(serde_json::to_vec(&app_state).unwrap()),
-            initial_height: 1u32.into(),
-        };
+        let req = init_chain_request(app_state, validators);
         match self.consensus(ConsensusRequest::InitChain(req)).await {
             ConsensusResponse::InitChain(r) => r.app_hash.as_bytes().to_vec(),
             other => panic!("unexpected {other:?}"),

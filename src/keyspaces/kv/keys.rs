@@ -16,7 +16,7 @@
 //! - `kvtokixn/{kind:1}{h:32}`: the number of postings under one selector.
 //! - `kvtokh/{tuple:32}{n:8}`: a tuple's history, its token ids in creation
 //!   order.
-//! - `kvdbx/{expire_ms:8}{owner:32}{dblen:1}{db}{key}`: expiry queue.
+//! - `kvdbx/{expire_ms:8}{owner:32}{dblen:1}{db}{keylen:4}{key}`: expiry queue.
 //! - `kvdbz/{member prefix}{score:16}{member}`: sorted-set score order.
 
 use sha2::{Digest, Sha256};
@@ -138,7 +138,7 @@ pub fn expiry_prefix() -> &'static [u8] {
     EXPIRY
 }
 
-/// `kvdbx/{expire_ms}{owner}{dblen}{db}{key}`; negative times sort first.
+/// `kvdbx/{expire_ms}{owner}{dblen}{db}{keylen}{key}`; negative times sort first.
 pub fn expiry_key(expire_ms: i64, owner: &[u8; 32], db: &str, key: &[u8]) -> Vec<u8> {
     cat(&[EXPIRY, &list_pos(expire_ms), &entry_id(owner, db, key)])
 }
