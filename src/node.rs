@@ -80,7 +80,9 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
             }
         }
     }
-    if let Some(path) = config.abci.listen.strip_prefix("unix://") {
+    if let crate::abci::listen::Addr::Unix(path) =
+        crate::abci::listen::Addr::parse(&config.abci.listen)
+    {
         let _ = std::fs::remove_file(path);
     }
     Ok(())

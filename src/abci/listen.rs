@@ -16,6 +16,23 @@ pub const MAX_CONNECTIONS: usize = 16;
 /// Accept failures in a row (about 10 s of them) after which serving stops.
 const MAX_ACCEPT_FAILURES: u32 = 100;
 
+/// Where `[abci] listen` points: `unix:///path`, or `tcp://host:port` (the
+/// scheme may be left out for TCP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Addr<'a> {
+    Unix(&'a str),
+    Tcp(&'a str),
+}
+
+impl<'a> Addr<'a> {
+    pub fn parse(listen: &'a str) -> Self {
+        match listen.strip_prefix("unix://") {
+            Some(path) => Addr::Unix(path),
+            None => Addr::Tcp(listen.strip_prefix("tcp://").unwrap_or(listen)),
+        }
+    }
+}
+
 /// Removes a socket file left by a killed process.
 pub fn remove_stale_socket(path: &str) -> anyhow::Result<()> {
     if std::path::Path::new(path).exists() {
@@ -37,17 +54,19 @@ enum Conn {
 }
 
 impl Listener {
-    pub fn bind(listen: &str) -> anyhow::Result<Self> {
-        if let Some(path) = listen.strip_prefix("unix://") {
-            remove_stale_socket(path)?;
-            let l = UnixListener::bind(path)
-                .map_err(|e| anyhow::anyhow!("abci: binding unix socket {path}: {e}"))?;
-            Ok(Listener::Unix(l))
-        } else {
-            let addr = listen.strip_prefix("tcp://").unwrap_or(listen);
-            let l = std::net::TcpListener::bind(addr)
-                .map_err(|e| anyhow::anyhow!("abci: binding tcp {addr}: {e}"))?;
-            Ok(Listener::Tcp(l))
+    pub fn bind(addr: Addr) -> anyhow::Result<Self> {
+        match addr {
+            Addr::Unix(path) => {
+                remove_stale_socket(path)?;
+                let l = UnixListener::bind(path)
+                    .map_err(|e| anyhow::anyhow!("abci: binding unix socket {path}: {e}"))?;
+                Ok(Listener::Unix(l))
+            }
+            Addr::Tcp(addr) => {
+                let l = std::net::TcpListener::bind(addr)
+                    .map_err(|e| anyhow::anyhow!("abci: binding tcp {addr}: {e}"))?;
+                Ok(Listener::Tcp(l))
+            }
         }
     }
 
@@ -130,5 +149,23 @@ struct Slot(Arc<AtomicUsize>);
 impl Drop for Slot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Addr;
+
+    #[test]
+    fn listen_addresses_parse_by_scheme() {
+        assert_eq!(
+            Addr::parse("unix:///h/abci.sock"),
+            Addr::Unix("/h/abci.sock")
+        );
+        assert_eq!(
+            Addr::parse("tcp://127.0.0.1:26658"),
+            Addr::Tcp("127.0.0.1:26658")
+        );
+        assert_eq!(Addr::parse("127.0.0.1:26658"), Addr::Tcp("127.0.0.1:26658"));
     }
 }

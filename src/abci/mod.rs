@@ -14,7 +14,7 @@ pub mod consensus;
 pub mod convert;
 pub mod frame;
 pub mod info;
-mod listen;
+pub mod listen;
 pub mod mempool;
 pub mod query;
 pub mod server;
@@ -34,7 +34,7 @@ pub async fn serve(app: App, abci: &AbciSection) -> anyhow::Result<()> {
         tracing::info!(%listen, "ABCI server (tower-abci) listening");
         return serve_tower(handlers, listen).await;
     }
-    let listener = listen::Listener::bind(listen)?;
+    let listener = listen::Listener::bind(listen::Addr::parse(listen))?;
     tracing::info!(%listen, "ABCI server (a thread per connection) listening");
     // A plain thread, not `spawn_blocking`: the runtime would wait for a
     // blocking task at shutdown, and this one never ends on its own.
@@ -61,17 +61,12 @@ async fn serve_tower(h: Handlers, listen: &str) -> anyhow::Result<()> {
         .snapshot(h.snapshot)
         .finish()
         .ok_or_else(|| anyhow::anyhow!("abci server builder is missing a service"))?;
-    if let Some(path) = listen.strip_prefix("unix://") {
-        listen::remove_stale_socket(path)?;
-        server
-            .listen_unix(path)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))
-    } else {
-        let addr = listen.strip_prefix("tcp://").unwrap_or(listen);
-        server
-            .listen_tcp(addr)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))
+    match listen::Addr::parse(listen) {
+        listen::Addr::Unix(path) => {
+            listen::remove_stale_socket(path)?;
+            server.listen_unix(path).await
+        }
+        listen::Addr::Tcp(addr) => server.listen_tcp(addr).await,
     }
+    .map_err(|e| anyhow::anyhow!("abci ({listen}): {e}"))
 }
