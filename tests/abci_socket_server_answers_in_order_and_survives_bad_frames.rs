@@ -256,6 +256,18 @@ fn the_thread_server_answers_in_order_and_survives_broken_connections() {
     let mut s3 = node.unix(&sock_path);
     let got = exchange(&mut s3, &[echo("and still"), flush()]);
     assert!(matches!(&got[0], pb::response::Value::Echo(e) if e.message == "and still"));
+
+    // A new connection that checks txs is a new CometBFT mempool, which is
+    // empty: account 1's nonces 0 and 1, pending on the closed connection,
+    // are forgotten, so nonce 0 is admitted again (review m7), once.
+    let again = |n| check(signed(1, n, vec![set("k", "v")]), false);
+    let got = exchange(&mut s3, &[again(0), again(0), again(1), flush()]);
+    let codes: Vec<u32> = got.iter().take(3).map(code).collect();
+    assert_eq!(
+        codes,
+        vec![Code::Ok.value(), Code::Nonce.value(), Code::Ok.value()],
+        "a new mempool connection starts from committed nonces"
+    );
     node.assert_running();
 }
 

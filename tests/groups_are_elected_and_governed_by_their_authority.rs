@@ -1,6 +1,7 @@
 //! Publisher groups: admitted by election of the ACTIVE validators (ACTIVE
 //! with `admitted_at`), suspended, reinstated and removed by vote; only the
-//! current takedown authority rotates the authority set and manages members;
+//! current takedown authorities rotate the authority set (a majority of them
+//! voting for the same set) and manage members;
 //! content joins a group only as a member's upload at upload time.
 
 mod inproc;
@@ -173,4 +174,64 @@ async fn only_the_current_authority_rotates_and_manages_members() {
         Code::NotGroupMember,
     )
     .await;
+}
+
+fn rotate_to(keys: &[u8]) -> Action {
+    Action::RotateTakedownAuthority(RotateTakedownAuthority {
+        group_id: GROUP.into(),
+        takedown_authorities: keys.iter().map(|k| pk(*k).to_vec()).collect(),
+    })
+}
+
+fn authorities(w: &World) -> Vec<Vec<u8>> {
+    w.node
+        .store
+        .committed()
+        .group(GROUP)
+        .unwrap()
+        .unwrap()
+        .takedown_authorities
+}
+
+/// Review m1: with several takedown authorities, a rotation takes a
+/// majority of them voting for the same set; one alone can no longer
+/// replace the others and take the group over.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rotation_needs_a_majority_of_the_current_authorities() {
+    let mut w = grouped(b"bafy-group-m1").await;
+    // A lone authority rotates at once: two authorities now.
+    w.send(AUTHORITY, vec![rotate_to(&[AUTHORITY, OTHER_AUTHORITY])])
+        .await
+        .ok();
+    let both = vec![pk(AUTHORITY).to_vec(), pk(OTHER_AUTHORITY).to_vec()];
+    assert_eq!(authorities(&w), both);
+
+    // One of two tries to drop the other: recorded, not applied.
+    w.send(AUTHORITY, vec![rotate_to(&[AUTHORITY])]).await.ok();
+    assert_eq!(authorities(&w), both, "one of two rotated alone");
+    // A vote for another set does not count towards it.
+    w.send(OTHER_AUTHORITY, vec![rotate_to(&[OTHER_AUTHORITY])])
+        .await
+        .ok();
+    assert_eq!(authorities(&w), both, "two votes for two sets rotated");
+    // A stranger's vote is refused and counts for nothing.
+    w.refused(
+        STRANGER,
+        vec![rotate_to(&[AUTHORITY])],
+        Code::NotTakedownAuthority,
+    )
+    .await;
+    assert_eq!(authorities(&w), both);
+    // The second authority changes its vote to the same set: 2 of 2.
+    w.send(OTHER_AUTHORITY, vec![rotate_to(&[AUTHORITY])])
+        .await
+        .ok();
+    assert_eq!(authorities(&w), vec![pk(AUTHORITY).to_vec()]);
+    // The votes are spent: nothing is left under the group's rotation prefix.
+    let left = w
+        .node
+        .store
+        .prefix_list(&stave::keyspaces::groups::rotation_prefix(GROUP), None, 10)
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -214,8 +214,11 @@ fn check_token_chain(store: &ChainStore, tuple: &[u8; 32], tokens: &[StoredToken
     assert_eq!(paged, want, "paged history marks");
 }
 
+/// The expiry queue (verifiable state) and the score order of live sorted
+/// sets (index space), rebuilt from the kvdb entries and their members.
 fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<u8>>) {
     let mut expiry = BTreeSet::new();
+    let mut live_prefixes = BTreeSet::new();
     for (k, v) in store
         .prefix_list(keys::kvdb_root(), None, usize::MAX)
         .unwrap()
@@ -223,18 +226,15 @@ fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<
         let e: KvEntry = prost::Message::decode(v.as_slice())
             .map(|p: stave::proto::kv::KvEntry| p.try_into().unwrap())
             .unwrap();
+        let owner: [u8; 32] = k[5..37].try_into().unwrap();
+        let rest = &k[38..];
+        let slash = rest.iter().position(|b| *b == b'/').unwrap();
+        let db = std::str::from_utf8(&rest[..slash]).unwrap();
+        let key = &rest[slash + 1..];
         if e.expire_ms != 0 {
-            let owner: [u8; 32] = k[5..37].try_into().unwrap();
-            let rest = &k[38..];
-            let slash = rest.iter().position(|b| *b == b'/').unwrap();
-            let db = std::str::from_utf8(&rest[..slash]).unwrap();
-            expiry.insert(keys::expiry_key(
-                e.expire_ms,
-                &owner,
-                db,
-                &rest[slash + 1..],
-            ));
+            expiry.insert(keys::expiry_key(e.expire_ms, &owner, db, key));
         }
+        live_prefixes.insert(keys::member_prefix(&owner, db, key, e.incarnation));
     }
     let mut z = BTreeSet::new();
     for (k, v) in store
@@ -242,12 +242,29 @@ fn rebuilt_kvdb_indexes(store: &ChainStore) -> (BTreeSet<Vec<u8>>, BTreeSet<Vec<
         .unwrap()
     {
         let (plen, tag) = keys::split_member_key(&k).unwrap();
-        if tag == b'z' {
+        if tag == b'z' && live_prefixes.contains(&k[..plen]) {
             let score = i128::from_be_bytes(v.as_slice().try_into().unwrap());
             z.insert(keys::zorder_key(&k[..plen], score, &k[plen + 1..]));
         }
     }
     (expiry, z)
+}
+
+/// Score rows in index space, less those of deleted sorted sets still
+/// queued for removal under `kvdbzgc/`.
+fn live_score_rows(store: &ChainStore) -> BTreeSet<Vec<u8>> {
+    let queued: BTreeSet<Vec<u8>> = dump(store, Space::Index, keys::zorder_gc_prefix())
+        .into_iter()
+        .map(|k| k[keys::zorder_gc_prefix().len()..].to_vec())
+        .collect();
+    let root = keys::zorder_root().len();
+    dump(store, Space::Index, keys::zorder_root())
+        .into_iter()
+        .filter(|k| {
+            let (plen, _) = keys::split_member_key(&k[root..]).unwrap();
+            !queued.contains(&k[root..root + plen])
+        })
+        .collect()
 }
 
 fn check(node: &Node) {
@@ -272,10 +289,10 @@ fn check(node: &Node) {
     assert_eq!(stored_counts, counts);
     let (expiry, z) = rebuilt_kvdb_indexes(&node.store);
     assert_eq!(
-        dump(&node.store, Space::Index, keys::expiry_prefix()),
+        dump(&node.store, Space::State, keys::expiry_prefix()),
         expiry
     );
-    assert_eq!(dump(&node.store, Space::Index, keys::zorder_root()), z);
+    assert_eq!(live_score_rows(&node.store), z);
     let _ = node.store.view().get_raw(b"x");
 }
 

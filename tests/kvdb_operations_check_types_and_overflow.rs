@@ -349,3 +349,53 @@ async fn kv_set_and_delete_are_kvdb_set_and_del_on_the_default_database() {
     node.block(3, vec![signed(1, 2, vec![del("song")])]).await;
     assert_eq!(ttl(&node, 1, "default", "song"), -2);
 }
+
+/// Review m10: a small pop tx must not make a large event. A popped element
+/// over 1 KiB is shown by its length and first 1 KiB, marked truncated.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pop_event_carries_at_most_one_kib_of_the_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut node = Node::open(dir.path());
+    node.init_chain(default_genesis()).await;
+    let long = vec![b'x'; 3000];
+    let ops = vec![
+        kvdb(
+            "app",
+            "l",
+            Op::Push {
+                values: vec![long.clone(), b("ab")],
+                left: false,
+            },
+        ),
+        kvdb("app", "l", Op::Pop { left: true }),
+        kvdb("app", "l", Op::Pop { left: true }),
+    ];
+    let (_, r) = node.block(1, vec![signed(1, 0, ops)]).await;
+    assert_eq!(code(&r, 0), 0, "{}", r.tx_results[0].log);
+    let pops: Vec<Vec<(String, String)>> = r.tx_results[0]
+        .events
+        .iter()
+        .filter(|e| e.kind == "kvdb.lpop")
+        .map(|e| {
+            e.attributes
+                .iter()
+                .filter_map(|a| Some((a.key_str().ok()?.into(), a.value_str().ok()?.into())))
+                .filter(|(k, _): &(String, String)| {
+                    ["value", "value_len", "truncated"].contains(&k.as_str())
+                })
+                .collect()
+        })
+        .collect();
+    let kv = |k: &str, v: String| (k.to_string(), v);
+    assert_eq!(
+        pops,
+        vec![
+            vec![
+                kv("value", hex::encode(&long[..1024])),
+                kv("value_len", "3000".into()),
+                kv("truncated", "true".into()),
+            ],
+            vec![kv("value", hex::encode(b"ab")), kv("value_len", "2".into())],
+        ]
+    );
+}

@@ -2,13 +2,15 @@
 //! DISMISSED at the end of the block it falls due, and the policy it
 //! replaced is restored, so a request nobody votes on never denies content
 //! for good. A SUSPENDED group's authority can neither request a takedown,
-//! set or clear a flag, nor rotate the authority set. ClearFlag with a code
-//! that is not ISO 3166-1 gets UNKNOWN_JURISDICTION.
+//! set or clear a flag, nor rotate the authority set; the cid's OWNER may
+//! then clear the flags it left. ClearFlag with a code that is not ISO
+//! 3166-1 gets UNKNOWN_JURISDICTION.
 
 mod inproc;
 use inproc::governance_content::*;
 use inproc::rights::*;
 use stave::keyspaces::groups::RotateTakedownAuthority;
+use stave::keyspaces::takedowns::TakedownsRead;
 use stave::proto::governance::ElectionKind;
 use stave::proto::rights::PolicyType;
 use stave::tx::{Action, Code};
@@ -73,6 +75,13 @@ fn rotate(to: u8) -> Action {
 async fn a_suspended_groups_authority_has_no_powers() {
     let mut w = grouped(CID).await;
     w.send(AUTHORITY, vec![set_flag(CID, "DE")]).await.ok();
+    // While the group is ACTIVE its flags are its authority's alone.
+    w.refused(
+        UPLOADER,
+        vec![clear_flag(CID, "DE")],
+        Code::NotTakedownAuthority,
+    )
+    .await;
     for v in &VALIDATORS[..3] {
         w.send(*v, vec![vote_group(GROUP, ElectionKind::Suspend, true)])
             .await
@@ -89,6 +98,19 @@ async fn a_suspended_groups_authority_has_no_powers() {
     }
     let r = w.send(AUTHORITY, vec![clear_flag(CID, "XX")]).await;
     r.is(Code::UnknownJurisdiction);
+
+    // Review m2: the suspended group's flag would otherwise stay for good.
+    // The cid's OWNER may clear it now; a stranger still may not.
+    w.refused(
+        STRANGER,
+        vec![clear_flag(CID, "DE")],
+        Code::NotTakedownAuthority,
+    )
+    .await;
+    let flag = |w: &World| w.node.store.committed().flag(CID, "DE").unwrap();
+    assert!(flag(&w).is_some());
+    w.send(UPLOADER, vec![clear_flag(CID, "DE")]).await.ok();
+    assert_eq!(flag(&w), None);
 }
 
 /// Malformed governance actions, all in one block: each tx gets its stable

@@ -74,3 +74,28 @@ async fn upload_complete_requires_the_named_active_processing_validator() {
     )
     .await;
 }
+
+/// Review M7: an upload may not declare more encrypted bytes than the
+/// genesis cap, since every replica and DEK holder must make room for them.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upload_may_not_declare_more_than_max_encrypted_bytes() {
+    let mut w =
+        World::with_params(serde_json::json!({"rights": {"max_encrypted_bytes": 4096}})).await;
+    let mut m = manifest(b"cid-big");
+    m.encrypted_size = 4097;
+    let r = w
+        .refused(
+            VALIDATORS[0],
+            vec![upload_action(UPLOADER, m)],
+            Code::InvalidManifest,
+        )
+        .await;
+    assert!(r.log.contains("max_encrypted_bytes"), "{}", r.log);
+    // at the cap: allowed
+    w.send(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, manifest(b"cid-big"))],
+    )
+    .await
+    .ok();
+}

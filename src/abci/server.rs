@@ -105,6 +105,10 @@ pub fn run_connection<S: Read + Write>(mut sock: S, h: &Handlers) -> Result<(), 
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut inbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut out = Vec::with_capacity(READ_CHUNK);
+    // A connection that sends CheckTx is a CometBFT mempool's; a new one
+    // means a new, empty mempool (CometBFT restarted beside a running Stave),
+    // so the pending nonces of the old one are forgotten (review m7).
+    let mut fresh_mempool = true;
     loop {
         let n = match sock.read(&mut chunk) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -121,7 +125,7 @@ pub fn run_connection<S: Read + Write>(mut sock: S, h: &Handlers) -> Result<(), 
                 pb::Request::decode(body).map_err(|source| ConnError::Decode { len, source })?,
             );
         }
-        let answered = answer_all(reqs, h, &mut out);
+        let answered = answer_all(reqs, h, &mut fresh_mempool, &mut out);
         if !out.is_empty() {
             sock.write_all(&out)?;
             out.clear();
@@ -137,13 +141,21 @@ pub fn run_connection<S: Read + Write>(mut sock: S, h: &Handlers) -> Result<(), 
 }
 
 /// Answers `reqs` in order into `out`, batching each run of CheckTx.
-fn answer_all(reqs: Vec<pb::Request>, h: &Handlers, out: &mut Vec<u8>) -> Result<(), ConnError> {
-    let mut checks: Vec<(Bytes, CheckKind)> = Vec::new();
+fn answer_all(
+    reqs: Vec<pb::Request>,
+    h: &Handlers,
+    fresh_mempool: &mut bool,
+    out: &mut Vec<u8>,
+) -> Result<(), ConnError> {
+    let mut checks = Checks {
+        txs: Vec::new(),
+        fresh_mempool,
+    };
     for req in reqs {
         match req.value {
             Some(pb::request::Value::CheckTx(c)) => {
-                checks.push((c.tx, check_kind(c.r#type)?));
-                if checks.len() == MAX_BATCH {
+                checks.txs.push((c.tx, check_kind(c.r#type)?));
+                if checks.txs.len() == MAX_BATCH {
                     answer_checks(h, &mut checks, out);
                 }
             }
@@ -165,13 +177,23 @@ fn check_kind(t: i32) -> Result<CheckKind, ConnError> {
     }
 }
 
-fn answer_checks(h: &Handlers, checks: &mut Vec<(Bytes, CheckKind)>, out: &mut Vec<u8>) {
-    if checks.is_empty() {
+/// A run of CheckTx waiting to be answered, and whether its connection has
+/// checked anything before.
+struct Checks<'a> {
+    txs: Vec<(Bytes, CheckKind)>,
+    fresh_mempool: &'a mut bool,
+}
+
+fn answer_checks(h: &Handlers, checks: &mut Checks<'_>, out: &mut Vec<u8>) {
+    if checks.txs.is_empty() {
         return;
     }
-    let items: Vec<(&[u8], CheckKind)> = checks.iter().map(|(t, k)| (t.as_ref(), *k)).collect();
+    let items: Vec<(&[u8], CheckKind)> = checks.txs.iter().map(|(t, k)| (t.as_ref(), *k)).collect();
     let answers = {
         let _serial = h.checktx.lock();
+        if std::mem::take(checks.fresh_mempool) {
+            h.mempool.reset();
+        }
         answer_batch(&h.mempool, &items) // a panic inside refuses the batch
     };
     for answer in answers {
@@ -180,7 +202,7 @@ fn answer_checks(h: &Handlers, checks: &mut Vec<(Bytes, CheckKind)>, out: &mut V
         };
         put_frame(&resp, out);
     }
-    checks.clear();
+    checks.txs.clear();
 }
 
 /// Any request other than CheckTx, through its tower service.

@@ -226,7 +226,7 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
                 .kv_get(req)
                 .await?
                 .into_inner();
-            out.print(&json!({"found": r.found, "value": show(&r.value, hex), "updated_height": r.updated_height, "height": r.height}));
+            out.print(&json!({"found": r.found, "kind": r.kind, "value": show(&r.value, hex), "updated_height": r.updated_height, "height": r.height}));
             anyhow::ensure!(r.found, "key not found");
         }
         QueryCmd::Kv(KvQuery::List {
@@ -249,7 +249,7 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
                 .kv_list(req)
                 .await?
                 .into_inner();
-            let entries: Vec<_> = r.entries.iter().map(|e| json!({"key": show(&e.key, hex), "value": show(&e.value, hex), "updated_height": e.updated_height})).collect();
+            let entries: Vec<_> = r.entries.iter().map(|e| json!({"key": show(&e.key, hex), "kind": e.kind, "value": show(&e.value, hex), "updated_height": e.updated_height})).collect();
             out.print(&json!({"entries": entries, "next_key": show(&r.next_key, hex), "height": r.height}));
         }
     }

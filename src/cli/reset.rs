@@ -29,6 +29,10 @@ pub fn run(a: ResetArgs, out: Output) -> anyhow::Result<()> {
         }
         std::fs::create_dir_all(&dir)?;
     }
-    out.print(&json!({ "reset": removed, "kept": ["config", "keys", "content"] }));
+    out.print(&json!({
+        "reset": removed,
+        "kept": ["config", "keys", "content"],
+        "note": "start the new chain under a new chain_id: every old signed tx names the old one",
+    }));
     Ok(())
 }

@@ -6,7 +6,7 @@
 use tonic::{Request, Response, Status};
 
 use crate::keyspaces::accounts::AccountsRead;
-use crate::keyspaces::kv::{self, KvRead};
+use crate::keyspaces::kv;
 use crate::proto::query::{
     query_service_server::QueryService, AccountRequest, AccountResponse, KvGetRequest,
     KvGetResponse, KvListRequest, KvListResponse, KvPair, StatusRequest, StatusResponse,
@@ -104,20 +104,30 @@ impl QueryService for QueryServiceImpl {
         blocking(move || {
             let view = store.view();
             let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
-            let e = view.kv_entry(&signer, &req.key).map_err(internal)?;
-            Ok(Response::new(match e {
-                None => KvGetResponse {
+            let Some(e) = kv::query::get(&view, &signer, &req.key).map_err(internal)? else {
+                return Ok(Response::new(KvGetResponse {
                     found: false,
                     height,
                     ..Default::default()
-                },
-                Some(e) => KvGetResponse {
-                    found: true,
-                    value: e.value,
-                    updated_height: e.updated_height,
-                    updated_at: e.updated_at,
-                    height,
-                },
+                }));
+            };
+            let Some(value) = kv::query::rendered(&e) else {
+                return Err(Status::failed_precondition(
+                    kv::KvError::WrongType {
+                        key: hex::encode(&req.key),
+                        held: e.kind.name(),
+                        wanted: "value or counter",
+                    }
+                    .to_string(),
+                ));
+            };
+            Ok(Response::new(KvGetResponse {
+                found: true,
+                value,
+                updated_height: e.updated_height,
+                updated_at: e.updated_at,
+                height,
+                kind: e.kind.name().into(),
             }))
         })
         .await
@@ -144,8 +154,9 @@ impl QueryService for QueryServiceImpl {
                     .into_iter()
                     .map(|(key, e)| KvPair {
                         key,
-                        value: e.value,
+                        value: kv::query::rendered(&e).unwrap_or_default(),
                         updated_height: e.updated_height,
+                        kind: e.kind.name().into(),
                     })
                     .collect(),
                 next_key: next.unwrap_or_default(),

@@ -35,11 +35,44 @@ pub enum ContentError {
     },
     #[error("cid {cid} has no sha-256 digest this node understands")]
     BadCid { cid: String },
+    #[error(
+        "content store {path}: {available} bytes free, {needed} needed for the content \
+         plus {reserve} kept free for the stores"
+    )]
+    NoRoom {
+        path: String,
+        needed: u64,
+        available: u64,
+        reserve: u64,
+    },
     #[error("content store {path}: {source}")]
     Io {
         path: String,
         source: std::io::Error,
     },
+}
+
+/// Free space every content write leaves on the disk, so that the chain and
+/// local stores (which share it by default) can still commit.
+pub const DISK_RESERVE: u64 = 1 << 30;
+
+/// Fails unless the filesystem holding `path` has `needed + reserve` bytes
+/// available to this process.
+pub fn ensure_room(path: &Path, needed: u64, reserve: u64) -> Result<(), ContentError> {
+    let st = rustix::fs::statvfs(path).map_err(|e| ContentError::Io {
+        path: path.display().to_string(),
+        source: e.into(),
+    })?;
+    let available = st.f_bavail.saturating_mul(st.f_frsize);
+    if available < needed.saturating_add(reserve) {
+        return Err(ContentError::NoRoom {
+            path: path.display().to_string(),
+            needed,
+            available,
+            reserve,
+        });
+    }
+    Ok(())
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ContentError + '_ {
@@ -153,9 +186,12 @@ impl ContentStore {
         Ok(<[u8; 32]>::from(h.finalize()) == expected)
     }
 
-    /// Starts writing the content of `cid`, at most `max` bytes.
+    /// Starts writing the content of `cid`, at most `max` bytes. Refused
+    /// with [`ContentError::NoRoom`] unless the disk has room for `max` bytes
+    /// plus [`DISK_RESERVE`], before a byte is fetched (review M7).
     pub fn begin(&self, cid: &[u8], max: u64) -> Result<PendingWrite, ContentError> {
         let expected = cid_digest(cid)?;
+        ensure_room(&self.root, max, DISK_RESERVE)?;
         use rand::RngCore;
         let mut tag = [0u8; 8];
         rand::rngs::OsRng.fill_bytes(&mut tag);
@@ -286,6 +322,21 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_write_larger_than_the_free_disk_is_refused_before_any_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let cs = ContentStore::open(dir.path()).unwrap();
+        let cid = cid_of(b"never fetched");
+        // A declared size no disk has (review M7's garbage stream).
+        let err = cs.begin(&cid, u64::MAX / 2).err().unwrap();
+        assert!(matches!(err, ContentError::NoRoom { .. }), "{err}");
+        assert!(std::fs::read_dir(dir.path().join(TMP))
+            .unwrap()
+            .next()
+            .is_none());
+        assert!(ensure_room(dir.path(), 1 << 20, 0).is_ok());
     }
 
     #[test]

@@ -159,7 +159,7 @@ pub async fn fetch_dek(
 
 fn content_err(e: ContentError) -> PeerError {
     match e {
-        ContentError::Io { .. } => PeerError::Local(e.to_string()),
+        ContentError::Io { .. } | ContentError::NoRoom { .. } => PeerError::Local(e.to_string()),
         ContentError::HashMismatch { ref cid, .. }
         | ContentError::TooLarge { ref cid, .. }
         | ContentError::SizeMismatch { ref cid, .. }

@@ -151,9 +151,13 @@ impl ChainStore {
         opts.set_sync(true);
         self.db.write_opt(batch, &opts)?;
         // Freeing a large block's changes and tree batch takes milliseconds;
-        // do it off the consensus path.
+        // do it off the consensus path. If the OS refuses a thread, the
+        // closure (and so `pending`) is dropped here instead: no panic after
+        // the durable write (review m10).
         if pending.changes.state.len() + pending.changes.index.len() > 10_000 {
-            std::thread::spawn(move || drop(pending));
+            let _ = std::thread::Builder::new()
+                .name("stave-free-block".into())
+                .spawn(move || drop(pending));
         }
         Ok(())
     }

@@ -45,9 +45,12 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// `group_meta/open_applications` added. 3: KV token history entries moved
 /// to index space (under `kvtok/hist/`), and a token replaced by an update
 /// is no longer rewritten with spent marks. 4: history entries moved to
-/// `kvtokh/`. A store of another version is refused at open, never read
-/// under the wrong layout.
-pub const SCHEMA_VERSION: u32 = 4;
+/// `kvtokh/`. 5: the kvdb expiry queue `kvdbx/` moved into verifiable state,
+/// `kvdbgc/` entries became `KvdbOrphans` records (owner and bytes still
+/// charged), and `kvdbzgc/` (index) queues deleted sorted sets' score rows.
+/// A store of another version is refused at open, never read under the
+/// wrong layout.
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -10,6 +10,7 @@ use crate::keyspaces::{Event, TxContext};
 use crate::proto::governance as pb;
 use crate::store::StateWrite;
 use crate::tx::TxError;
+use sha2::{Digest, Sha256};
 
 domain_action!(
     /// Applies for a publisher group (an ADMIT election opens).
@@ -262,6 +263,11 @@ impl RotateTakedownAuthority {
         )
     }
 
+    /// A vote by a current authority for this exact set (same keys, same
+    /// order). The set takes effect when a majority of the current
+    /// authorities have voted for it, so no single authority of several can
+    /// take the group over (review m1); a lone authority rotates at once.
+    ///
     /// # Errors
     /// `NotTakedownAuthority` unless the signer is a current authority of the ACTIVE group.
     pub fn execute<S: StateWrite>(
@@ -270,16 +276,44 @@ impl RotateTakedownAuthority {
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
         let mut g = require_authority(state, &self.group_id, &ctx.signer, "(rotation)")?;
-        g.takedown_authorities = self.takedown_authorities.clone();
-        state.put_group(&g);
-        ctx.emit(
-            Event::new("group.authority_rotated")
+        let set_hash = set_hash(&self.takedown_authorities);
+        state.put_rotation_vote(&self.group_id, &ctx.signer, set_hash);
+        let approvals = state
+            .rotation_votes(&self.group_id)?
+            .iter()
+            .filter(|(who, h)| {
+                h.as_slice() == set_hash && g.takedown_authorities.iter().any(|a| a == who)
+            })
+            .count();
+        let needed = g.takedown_authorities.len() / 2 + 1;
+        let mut ev = Event::new("group.rotation_vote")
+            .indexed("group_id", self.group_id.clone())
+            .plain("by", hex::encode(ctx.signer))
+            .plain("set", hex::encode(set_hash))
+            .plain("approvals", approvals.to_string())
+            .plain("needed", needed.to_string());
+        if approvals >= needed {
+            g.takedown_authorities = self.takedown_authorities.clone();
+            state.put_group(&g);
+            state.clear_rotation_votes(&self.group_id)?;
+            ev = Event::new("group.authority_rotated")
                 .indexed("group_id", self.group_id.clone())
                 .plain("by", hex::encode(ctx.signer))
-                .plain("authorities", g.takedown_authorities.len().to_string()),
-        );
+                .plain("approvals", approvals.to_string())
+                .plain("authorities", g.takedown_authorities.len().to_string());
+        }
+        ctx.emit(ev);
         Ok(())
     }
+}
+
+/// sha256 over the keys of a proposed authority set, in order.
+fn set_hash(keys: &[Vec<u8>]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for k in keys {
+        h.update(k);
+    }
+    h.finalize().into()
 }
 
 impl SetGroupMember {

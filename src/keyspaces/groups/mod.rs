@@ -64,6 +64,7 @@ const GROUPS: &[u8] = b"groups/";
 const APPLICATIONS: &[u8] = b"group_applications/";
 const COUNT: &[u8] = b"group_meta/count";
 const OPEN_APPLICATIONS: &[u8] = b"group_meta/open_applications";
+const ROTATION: &[u8] = b"group_rotation/";
 
 /// `groups/`.
 pub fn groups_prefix() -> Vec<u8> {
@@ -110,6 +111,22 @@ pub fn group_count_key() -> Vec<u8> {
 /// `max_group_applications` cap).
 pub fn open_applications_key() -> Vec<u8> {
     OPEN_APPLICATIONS.to_vec()
+}
+
+/// `group_rotation/{group_id}/`: the current authorities' rotation votes.
+/// Group ids never hold `/`, so one group's prefix never covers another's.
+pub fn rotation_prefix(group_id: &str) -> Vec<u8> {
+    let mut k = ROTATION.to_vec();
+    k.extend_from_slice(group_id.as_bytes());
+    k.push(b'/');
+    k
+}
+
+/// `group_rotation/{group_id}/{authority:32}` → sha256 of the proposed set.
+pub fn rotation_vote_key(group_id: &str, authority: &[u8; 32]) -> Vec<u8> {
+    let mut k = rotation_prefix(group_id);
+    k.extend_from_slice(authority);
+    k
 }
 
 /// `group_applications/{group_id}`.
@@ -168,6 +185,31 @@ pub trait GroupsWrite: StateWrite {
     }
     fn put_open_group_applications(&mut self, n: u64) {
         self.put_raw(open_applications_key(), n.to_be_bytes().to_vec());
+    }
+    /// Records `authority`'s vote for the set hashing to `set_hash`,
+    /// replacing its earlier vote.
+    fn put_rotation_vote(&mut self, group_id: &str, authority: &[u8; 32], set_hash: [u8; 32]) {
+        self.put_raw(rotation_vote_key(group_id, authority), set_hash.to_vec());
+    }
+    /// The votes of the group's current rotation: (authority key, set hash).
+    /// At most one per key ever made an authority of the group since its
+    /// last rotation, so `max_group_authorities` bounds the read.
+    fn rotation_votes(&self, group_id: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        let prefix = rotation_prefix(group_id);
+        Ok(self
+            .prefix_raw(crate::store::Space::State, &prefix, None, usize::MAX)?
+            .into_iter()
+            .map(|(k, v)| (k[prefix.len()..].to_vec(), v))
+            .collect())
+    }
+    /// Forgets every rotation vote of the group (after a rotation).
+    fn clear_rotation_votes(&mut self, group_id: &str) -> Result<(), StoreError> {
+        for (k, _) in self.rotation_votes(group_id)? {
+            let mut key = rotation_prefix(group_id);
+            key.extend_from_slice(&k);
+            self.delete_raw(key);
+        }
+        Ok(())
     }
 }
 impl<T: StateWrite + ?Sized> GroupsWrite for T {}

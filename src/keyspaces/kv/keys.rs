@@ -6,7 +6,9 @@
 //! - `kvdbm/{owner:32}{dblen:1}{db}{keylen:4}{key}{incarnation:8}{tag:1}{member}`:
 //!   one collection member (tag `h` hash field, `s` set member, `z` sorted-set
 //!   member, `l` list position).
-//! - `kvdbgc/{seq:8}`: a queued orphan member prefix (end-of-block GC).
+//! - `kvdbgc/{seq:8}`: a queued orphan member prefix with its owner and the
+//!   bytes still charged for it (end-of-block GC).
+//! - `kvdbx/{expire_ms:8}{owner:32}{dblen:1}{db}{keylen:4}{key}`: expiry queue.
 //! - `kvmeta/{name}`: counters (`incarnation`, `gcseq`, `tokseq`).
 //! - `kvtok/tok/{id:32}`, `kvtok/tuple/{tuple:32}`, `kvtok/ctl/{controller:32}`.
 //!
@@ -16,8 +18,10 @@
 //! - `kvtokixn/{kind:1}{h:32}`: the number of postings under one selector.
 //! - `kvtokh/{tuple:32}{n:8}`: a tuple's history, its token ids in creation
 //!   order.
-//! - `kvdbx/{expire_ms:8}{owner:32}{dblen:1}{db}{keylen:4}{key}`: expiry queue.
 //! - `kvdbz/{member prefix}{score:16}{member}`: sorted-set score order.
+//! - `kvdbzgc/{member prefix}`: score rows of a deleted sorted set, still to
+//!   be removed. Only index maintenance reads it: no state transition reads
+//!   index space.
 
 use sha2::{Digest, Sha256};
 
@@ -34,6 +38,7 @@ const IX: &[u8] = b"kvtokix/";
 const IXN: &[u8] = b"kvtokixn/";
 const EXPIRY: &[u8] = b"kvdbx/";
 const ZORDER: &[u8] = b"kvdbz/";
+const ZGC: &[u8] = b"kvdbzgc/";
 
 /// The database `kv.Set` / `kv.Delete` act on.
 pub const DEFAULT_DB: &str = "default";
@@ -73,6 +78,8 @@ pub fn split_kv_key<'a>(signer: &[u8; 32], full: &'a [u8]) -> Option<&'a [u8]> {
 }
 
 /// Owner, database and key of an entry: the part members and queues share.
+/// Database names are at most `params::MAX_DB_NAME_BYTES` (genesis
+/// validation), so the one-byte length is exact.
 fn entry_id(owner: &[u8; 32], db: &str, key: &[u8]) -> Vec<u8> {
     let dblen = [db.len().min(255) as u8];
     let keylen = (key.len() as u32).to_be_bytes();
@@ -131,6 +138,16 @@ pub fn score_bytes(score: i128) -> [u8; 16] {
 /// `kvdbz/`: every sorted-set score row (index space).
 pub fn zorder_root() -> &'static [u8] {
     ZORDER
+}
+
+/// Index-space queue of deleted sorted sets' score rows.
+pub fn zorder_gc_prefix() -> &'static [u8] {
+    ZGC
+}
+
+/// `kvdbzgc/{member prefix}`.
+pub fn zorder_gc_key(mprefix: &[u8]) -> Vec<u8> {
+    cat(&[ZGC, mprefix])
 }
 
 /// Expiry queue prefix.

@@ -70,7 +70,37 @@ impl KvTokenParams {
         if self.max_tags > 1024 {
             return Err(format!("kv_tokens.max_tags {} > 1024", self.max_tags));
         }
+        if self.kvdb_max_db_name_bytes > MAX_DB_NAME_BYTES {
+            return Err(format!(
+                "kv_tokens.kvdb_max_db_name_bytes {} > {MAX_DB_NAME_BYTES}: every kvdb member, \
+                 expiry and orphan key stores the database name's length in one byte",
+                self.kvdb_max_db_name_bytes
+            ));
+        }
         Ok(())
+    }
+}
+
+/// The longest database name a kvdb key can carry (its length is one byte).
+pub const MAX_DB_NAME_BYTES: u32 = u8::MAX as u32;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_db_name_cap_over_one_length_byte_is_refused() {
+        let at_limit = KvTokenParams {
+            kvdb_max_db_name_bytes: 255,
+            ..Default::default()
+        };
+        assert_eq!(at_limit.validate(), Ok(()));
+        let over = KvTokenParams {
+            kvdb_max_db_name_bytes: 256,
+            ..Default::default()
+        };
+        let err = over.validate().unwrap_err();
+        assert!(err.contains("kvdb_max_db_name_bytes 256 > 255"), "{err}");
     }
 }
 

@@ -2,7 +2,7 @@
 
 use prost::Message;
 
-use super::db::{now_ms, KvEntry};
+use super::db::{now_ms, KvEntry, KvType, KvdbRead};
 use super::{kv_key, kv_prefix, split_kv_key};
 use crate::proto::kv as pb;
 use crate::store::{StoreError, View};
@@ -34,6 +34,25 @@ pub fn state_key(parts: &[&str]) -> Result<Vec<u8>, String> {
         }
         _ => Err(format!("unknown kv query path /{}", parts.join("/"))),
     }
+}
+
+/// What a `kv.Set`-era read shows of an entry: a value's bytes, or a
+/// counter's decimal (as kvdb GET renders it). Collections have no single
+/// value: `None`.
+pub fn rendered(e: &KvEntry) -> Option<Vec<u8>> {
+    match e.kind {
+        KvType::Value => Some(e.value.clone()),
+        KvType::Counter => Some(e.counter.to_string().into_bytes()),
+        KvType::Hash | KvType::Set | KvType::ZSet | KvType::List => None,
+    }
+}
+
+/// The signer's live entry `key` in the default database at the last
+/// committed block's time: an entry expired at or before it reads as absent,
+/// whether or not the GC has removed it yet.
+pub fn get(store: &View<'_>, signer: &[u8; 32], key: &[u8]) -> Result<Option<KvEntry>, StoreError> {
+    let now = now_ms(store.commit_info()?.last_block_time_ns);
+    Ok(store.kv_entry(signer, key)?.filter(|e| !e.expired(now)))
 }
 
 /// One page of (key, entry) rows and the key to continue after.

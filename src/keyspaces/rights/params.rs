@@ -24,6 +24,8 @@ pub struct RightsParams {
     pub max_entitlements_per_cid: u32,
     /// Grants one validator may record in one block.
     pub max_grants_per_validator_per_block: u32,
+    /// The largest `encrypted_size` an upload may declare (review M7).
+    pub max_encrypted_bytes: u64,
 }
 
 impl Default for RightsParams {
@@ -43,6 +45,8 @@ impl Default for RightsParams {
             max_model_id_bytes: 256,
             max_entitlements_per_cid: 10_000,
             max_grants_per_validator_per_block: 1_000,
+            // A long hi-res album (24-bit/192 kHz FLAC) stays well under it.
+            max_encrypted_bytes: 8 << 30,
         }
     }
 }
@@ -67,6 +71,9 @@ impl RightsParams {
             return Err(
                 "rights.max_wrapped_dek_bytes and max_model_id_bytes must be positive".into(),
             );
+        }
+        if self.max_encrypted_bytes == 0 {
+            return Err("rights.max_encrypted_bytes must be positive".into());
         }
         if self.max_entitlements_per_cid == 0 || self.max_grants_per_validator_per_block == 0 {
             return Err(
@@ -95,6 +102,7 @@ impl From<&RightsParams> for pb::RightsParams {
             max_model_id_bytes: p.max_model_id_bytes,
             max_entitlements_per_cid: p.max_entitlements_per_cid,
             max_grants_per_validator_per_block: p.max_grants_per_validator_per_block,
+            max_encrypted_bytes: p.max_encrypted_bytes,
         }
     }
 }
@@ -117,6 +125,7 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             max_model_id_bytes: p.max_model_id_bytes,
             max_entitlements_per_cid: p.max_entitlements_per_cid,
             max_grants_per_validator_per_block: p.max_grants_per_validator_per_block,
+            max_encrypted_bytes: p.max_encrypted_bytes,
         };
         params.validate()?;
         Ok(params)

@@ -4,7 +4,7 @@ use prost::Message;
 
 use super::{next_takedown, TakedownEvent, TakedownStatus, TakedownsRead, TakedownsWrite};
 use crate::keyspaces::entitlements::EntitlementsRead;
-use crate::keyspaces::groups::require_authority;
+use crate::keyspaces::groups::{require_authority, GroupStatus, GroupsRead};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::policies::{PoliciesRead, PoliciesWrite};
 use crate::keyspaces::uploads::UploadsRead;
@@ -65,11 +65,46 @@ fn owning_authority<S: StateWrite>(
     cid: &[u8],
     signer: &[u8; 32],
 ) -> Result<String, TxError> {
+    let group_id = owning_group(state, cid)?;
+    require_authority(state, &group_id, signer, &hex::encode(cid))?;
+    Ok(group_id)
+}
+
+/// The group named by `cid`'s upload record.
+fn owning_group<S: StateWrite>(state: &S, cid: &[u8]) -> Result<String, TxError> {
     let upload = state
         .upload(cid)?
         .ok_or_else(|| TxError::NotFound(format!("upload {}", hex::encode(cid))))?;
-    require_authority(state, &upload.group_id, signer, &hex::encode(cid))?;
     Ok(upload.group_id)
+}
+
+/// Who may clear a flag on `cid`: a takedown authority of the owning group
+/// while the group is ACTIVE. Once it is SUSPENDED or REMOVED nobody holds
+/// its powers, so the cid's OWNER may clear the flags it left (review m2).
+fn clear_authority<S: StateWrite>(
+    state: &S,
+    cid: &[u8],
+    signer: &[u8; 32],
+) -> Result<String, TxError> {
+    let group_id = owning_group(state, cid)?;
+    let refused = match require_authority(state, &group_id, signer, &hex::encode(cid)) {
+        Ok(_) => return Ok(group_id),
+        Err(e) => e,
+    };
+    let group_active = state
+        .group(&group_id)?
+        .is_some_and(|g| g.status == GroupStatus::Active as u32);
+    if !group_active && is_owner(state, cid, signer)? {
+        return Ok(group_id);
+    }
+    Err(refused)
+}
+
+/// Does `signer` hold OWNER on `cid`?
+fn is_owner<S: StateWrite>(state: &S, cid: &[u8], signer: &[u8; 32]) -> Result<bool, TxError> {
+    Ok(state
+        .entitlement(cid, signer)?
+        .is_some_and(|e| e.role == rpb::Role::Owner as i32))
 }
 
 fn set_policy_type<S: StateWrite>(
@@ -194,10 +229,7 @@ impl CounterNotice {
         state: &mut S,
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
-        let owner = state
-            .entitlement(&self.cid, &ctx.signer)?
-            .is_some_and(|e| e.role == rpb::Role::Owner as i32);
-        if !owner {
+        if !is_owner(state, &self.cid, &ctx.signer)? {
             return Err(GovError::NotContentOwner {
                 signer: hex::encode(ctx.signer),
                 cid: hex::encode(&self.cid),
@@ -385,13 +417,15 @@ impl ClearFlag {
     }
 
     /// # Errors
-    /// `NotFound` (no upload or no flag), `NotTakedownAuthority`.
+    /// `NotFound` (no upload or no flag), `NotTakedownAuthority` (neither an
+    /// authority of the ACTIVE owning group, nor the cid's OWNER once that
+    /// group is no longer ACTIVE).
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
-        let group_id = owning_authority(state, &self.cid, &ctx.signer)?;
+        let group_id = clear_authority(state, &self.cid, &ctx.signer)?;
         if state.flag(&self.cid, &self.jurisdiction)?.is_none() {
             return Err(TxError::NotFound(format!(
                 "flag on {} in {}",

@@ -131,8 +131,12 @@ impl UploadComplete {
         for c in &m.image_cids {
             check_cid("image cid", c, p)?;
         }
-        if m.encrypted_size == 0 {
-            return Err(RightsError::InvalidManifest("encrypted_size is 0".into()).into());
+        if m.encrypted_size == 0 || m.encrypted_size > p.max_encrypted_bytes {
+            return Err(RightsError::InvalidManifest(format!(
+                "encrypted_size {} is outside 1..={} (rights.max_encrypted_bytes)",
+                m.encrypted_size, p.max_encrypted_bytes
+            ))
+            .into());
         }
         check_key_set("replication_set", &m.replication_set, p)?;
         check_key_set("dek_holder_set", &m.dek_holder_set, p)?;

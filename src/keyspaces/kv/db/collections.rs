@@ -169,9 +169,28 @@ pub(super) fn apply<S: StateWrite>(
             }
             e.len -= 1;
             e.bytes = e.bytes.saturating_sub((8 + v.len()) as u64);
-            *ev = ev.clone().plain("value", hex::encode(&v));
+            *ev = popped_event(ev.clone(), &v);
         }
         KvdbOp::Set { .. } | KvdbOp::Del | KvdbOp::Expire { .. } | KvdbOp::IncrBy(_) => {}
     }
     finish(state, ctx, at, &mut e, before)
+}
+
+/// The most of a popped element a `kvdb.lpop`/`rpop` event carries. CometBFT
+/// stores and serves every event byte, so a small pop tx must not make a
+/// large event (review m10); clients read long elements with LRANGE first.
+pub const MAX_EVENT_VALUE_BYTES: usize = 1024;
+
+/// The pop event: the element's length and its first
+/// [`MAX_EVENT_VALUE_BYTES`] bytes as hex, `truncated` when that is not all.
+fn popped_event(ev: Event, v: &[u8]) -> Event {
+    let shown = v.get(..MAX_EVENT_VALUE_BYTES).unwrap_or(v);
+    let ev = ev
+        .plain("value", hex::encode(shown))
+        .plain("value_len", v.len().to_string());
+    if shown.len() < v.len() {
+        ev.plain("truncated", "true")
+    } else {
+        ev
+    }
 }

@@ -176,7 +176,7 @@ impl KvdbAction {
                 e.value = value.clone();
                 e.bytes += value.len() as u64;
                 e.expire_ms = expiry(now, *ttl_ms, &self.key)?;
-                state.set_expiry_index(at, e.expire_ms, true);
+                state.set_expiry(at, e.expire_ms, true);
                 save(state, ctx, at, &mut e, 0)?;
             }
             KvdbOp::Del => {
@@ -185,13 +185,13 @@ impl KvdbAction {
             }
             KvdbOp::Expire { ttl_ms } => {
                 let mut e = current(state, at, now)?.ok_or_else(|| missing(at))?;
-                state.set_expiry_index(at, e.expire_ms, false);
+                state.set_expiry(at, e.expire_ms, false);
                 e.expire_ms = if *ttl_ms == 0 {
                     0
                 } else {
                     expiry(now, *ttl_ms, &self.key)?
                 };
-                state.set_expiry_index(at, e.expire_ms, true);
+                state.set_expiry(at, e.expire_ms, true);
                 let b = e.bytes;
                 save(state, ctx, at, &mut e, b)?;
             }
@@ -283,16 +283,23 @@ pub(super) fn open<S: StateWrite>(
     }
 }
 
-/// Removes an entry: its quota charge, expiry slot, and (queued) members.
+/// Removes an entry: its expiry slot and its members (queued for the GC).
+/// The entry's own bytes are given back now; its members' bytes stay charged
+/// until the GC really deletes them (review M3).
 pub(super) fn drop_entry<S: StateWrite>(
     state: &mut S,
     at: At<'_>,
     e: &KvEntry,
 ) -> Result<(), StoreError> {
-    release(state, at.owner, e.bytes)?;
-    state.set_expiry_index(at, e.expire_ms, false);
+    let members = if e.len > 0 {
+        e.bytes.saturating_sub(at.key.len() as u64)
+    } else {
+        0
+    };
+    release(state, at.owner, e.bytes - members)?;
+    state.set_expiry(at, e.expire_ms, false);
     if e.len > 0 {
-        state.queue_orphans(at, e)?;
+        state.queue_orphans(at, e, members)?;
     }
     state.delete_kvdb_entry(at);
     Ok(())

@@ -85,15 +85,17 @@ pub trait KvdbWrite: StateWrite {
     fn delete_zorder(&mut self, at: At<'_>, e: &KvEntry, score: i128, member: &[u8]) {
         self.delete_index_raw(keys::zorder_key(&at.members(e), score, member));
     }
-    fn set_expiry_index(&mut self, at: At<'_>, expire_ms: i64, on: bool) {
+    /// Adds (`on`) or removes the entry's slot in the expiry queue, which
+    /// is verifiable state: the GC decides from it what expires.
+    fn set_expiry(&mut self, at: At<'_>, expire_ms: i64, on: bool) {
         if expire_ms == 0 {
             return;
         }
         let k = keys::expiry_key(expire_ms, at.owner, at.db, at.key);
         if on {
-            self.put_index_raw(k, Vec::new());
+            self.put_raw(k, Vec::new());
         } else {
-            self.delete_index_raw(k);
+            self.delete_raw(k);
         }
     }
 
@@ -102,12 +104,24 @@ pub trait KvdbWrite: StateWrite {
         self.bump("incarnation")
     }
 
-    /// Queues an orphaned member prefix for the end-of-block GC.
-    fn queue_orphans(&mut self, at: At<'_>, e: &KvEntry) -> Result<(), StoreError> {
-        if e.kind.is_collection() {
-            let seq = self.bump("gcseq")?;
-            self.put_raw(keys::gc_key(seq), at.members(e));
+    /// Queues an orphaned member prefix for the end-of-block GC, with the
+    /// `charged` bytes that stay on the owner's quota until it is collected
+    /// (review M3). A sorted set's score rows go to the index-space queue.
+    fn queue_orphans(&mut self, at: At<'_>, e: &KvEntry, charged: u64) -> Result<(), StoreError> {
+        if !e.kind.is_collection() {
+            return Ok(());
         }
+        let member_prefix = at.members(e);
+        if e.kind == KvType::ZSet {
+            self.put_index_raw(keys::zorder_gc_key(&member_prefix), Vec::new());
+        }
+        let seq = self.bump("gcseq")?;
+        let item = pb::KvdbOrphans {
+            member_prefix,
+            owner: at.owner.to_vec(),
+            charged,
+        };
+        self.put_raw(keys::gc_key(seq), item.encode_to_vec());
         Ok(())
     }
 

@@ -136,6 +136,13 @@ fn check_tuple(
 
 fn check_token(t: &KvToken, generation: u64, p: &KvTokenParams) -> Result<(), KvError> {
     check_tuple(&t.protocol_id, &t.key, &t.controller, generation, p)?;
+    if t.value.is_empty() {
+        // BRC-35 readers treat an empty value as absent: a token that says
+        // nothing is a delete, which has its own action.
+        return Err(KvError::BadField(
+            "value is empty; an empty value reads as absent, so send KvTokenDelete instead".into(),
+        ));
+    }
     if t.value.len() > p.max_value_bytes as usize {
         return Err(KvError::ValueTooLarge {
             len: t.value.len(),
