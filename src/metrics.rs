@@ -27,6 +27,8 @@ pub struct Metrics {
     pub local_sync: IntGaugeVec,
     /// Local-store rows that did not decode and were skipped.
     pub local_corrupt_rows: IntCounter,
+    /// Ed25519 signatures checked by block verification (`tx::verify`).
+    pub signature_checks: IntCounter,
 }
 
 // Bucket bounds must rise strictly: a largest batch of 1 would repeat the bound 1.
@@ -94,6 +96,11 @@ fn build() -> Result<Metrics, prometheus::Error> {
         "Local-store rows that did not decode and were skipped (refetched)",
     )?;
     registry.register(Box::new(local_corrupt_rows.clone()))?;
+    let signature_checks = IntCounter::new(
+        "signature_checks_total",
+        "Ed25519 signatures checked by block and CheckTx batch verification (a bisected batch counts again)",
+    )?;
+    registry.register(Box::new(signature_checks.clone()))?;
     Ok(Metrics {
         registry,
         height,
@@ -107,6 +114,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         checktx_total,
         local_sync,
         local_corrupt_rows,
+        signature_checks,
     })
 }
 

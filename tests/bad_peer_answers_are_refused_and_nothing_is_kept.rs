@@ -2,8 +2,9 @@
 //! wrapped DEK that does not unwrap, with a DEK that unwraps but is not
 //! the content's, with a DEK and a blob forged to agree with each other, or
 //! that stops sending mid-stream, is refused: nothing is stored, the sync
-//! entries go to FAILED with the reason and a retry time. A replica asks for
-//! its DEK only once it holds the hash-verified content.
+//! entries go to FAILED with the reason and a retry time. A DEK is judged by
+//! the manifest's `dek_commitment`. A replica asks for its DEK only once it
+//! holds the hash-verified content.
 
 #[path = "common/local.rs"]
 mod local;
@@ -193,10 +194,11 @@ async fn a_dek_that_does_not_unwrap_is_refused() {
 async fn a_dek_and_a_blob_forged_to_agree_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let u = upload(100_000, 6);
-    // a holder that is not a replica checks the DEK against the whole blob
+    // a holder that is not a replica checks the DEK against the manifest's
+    // commitment, and downloads no blob to do it
     let (node, error) = dek_failure(dir.path(), &u, Lie::Forged).await;
     assert!(
-        error.contains("code 411") && error.contains("does not match"),
+        error.contains("code 411") && error.contains("dek_commitment"),
         "{error}"
     );
     assert!(node.local.dek(&u.dek_cid).unwrap().is_none());
@@ -221,7 +223,7 @@ async fn a_dek_that_unwraps_but_does_not_open_the_content_is_refused() {
     assert!(node.content.verify(&u.content_cid).unwrap());
     let k = node.local.dek_sync(&u.dek_cid).unwrap().unwrap();
     assert!(
-        k.error.contains("code 411") && k.error.contains("does not open content"),
+        k.error.contains("code 411") && k.error.contains("dek_commitment"),
         "{}",
         k.error
     );

@@ -135,6 +135,7 @@ async fn submit_uploads(net: &Localnet, ups: &[Upload]) {
             replication_set: all.clone(),
             dek_holder_set: u.holders.iter().map(|i| all[*i].clone()).collect(),
             processing_validator: all[0].clone(),
+            dek_commitment: stave::crypto::dek_commitment(&u.dek, &u.enc_cid).to_vec(),
             recovery_dek: Some(pb::WrappedDek {
                 wrapped_dek: rw.ciphertext,
                 ephemeral_pubkey: rw.ephemeral_pubkey.to_vec(),

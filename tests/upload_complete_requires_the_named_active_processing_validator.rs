@@ -3,6 +3,7 @@
 //! upload starts as PROCESSING_COMPLETE with its recovery DEK.
 
 mod inproc;
+use inproc::governance_content::{grouped_in, GROUP};
 use inproc::rights::*;
 use stave::keyspaces::deks::DeksRead;
 use stave::keyspaces::uploads::{status_of, UploadsRead};
@@ -98,4 +99,84 @@ async fn an_upload_may_not_declare_more_than_max_encrypted_bytes() {
     )
     .await
     .ok();
+}
+
+/// Review M7: an ACTIVE group's uploads may make validators store at most
+/// `group_content_budget` bytes (`encrypted_size × replicas`). A refused
+/// upload charges nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_group_may_not_upload_past_its_content_budget() {
+    // manifest(): 4096 bytes, three replicas = 12,288 per upload; two fit
+    let w = World::with_params(serde_json::json!({"rights": {"group_content_budget": 2 * 12_288}}))
+        .await;
+    let mut w = grouped_in(w, b"g-1").await;
+    assert!(w.node.store.committed().upload(b"g-1").unwrap().is_some());
+    let mut m = manifest(b"g-2");
+    m.group_id = GROUP.into();
+    w.send(VALIDATORS[0], vec![upload_action(UPLOADER, m)])
+        .await
+        .ok();
+    assert_eq!(
+        w.node.store.committed().group_content_used(GROUP).unwrap(),
+        2 * 12_288
+    );
+    let mut m = manifest(b"g-3");
+    m.group_id = GROUP.into();
+    let r = w
+        .refused(
+            VALIDATORS[0],
+            vec![upload_action(UPLOADER, m)],
+            Code::RightsCapExceeded,
+        )
+        .await;
+    assert!(r.log.contains("group_content_budget"), "{}", r.log);
+    let state = w.node.store.committed();
+    assert_eq!(state.group_content_used(GROUP).unwrap(), 2 * 12_288);
+    assert!(state.upload(b"g-3").unwrap().is_none());
+    // the same content with no group is not charged to the group
+    w.send(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, manifest(b"g-3"))],
+    )
+    .await
+    .ok();
+}
+
+/// Review M7: a validator may be named to replicate at most
+/// `validator_replication_quota` encrypted bytes, whoever uploads.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_validator_may_not_be_named_past_its_replication_quota() {
+    let mut w = World::with_params(
+        serde_json::json!({"rights": {"validator_replication_quota": 2 * 4096}}),
+    )
+    .await;
+    for cid in [&b"q-1"[..], b"q-2"] {
+        w.send(VALIDATORS[0], vec![upload_action(UPLOADER, manifest(cid))])
+            .await
+            .ok();
+    }
+    let r = w
+        .refused(
+            VALIDATORS[0],
+            vec![upload_action(UPLOADER, manifest(b"q-3"))],
+            Code::RightsCapExceeded,
+        )
+        .await;
+    assert!(r.log.contains("validator_replication_quota"), "{}", r.log);
+    let state = w.node.store.committed();
+    for v in &VALIDATORS[..3] {
+        assert_eq!(state.validator_replicated(&pk(*v)).unwrap(), 2 * 4096);
+    }
+    assert_eq!(state.validator_replicated(&pk(VALIDATORS[3])).unwrap(), 0);
+    // a replica with room left takes it
+    let mut m = manifest(b"q-3");
+    m.replication_set = vec![pk(VALIDATORS[3]).to_vec()];
+    w.send(VALIDATORS[0], vec![upload_action(UPLOADER, m)])
+        .await
+        .ok();
+    let state = w.node.store.committed();
+    assert_eq!(
+        state.validator_replicated(&pk(VALIDATORS[3])).unwrap(),
+        4096
+    );
 }

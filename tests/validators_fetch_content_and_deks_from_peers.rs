@@ -109,14 +109,16 @@ async fn validators_fetch_content_and_deks_from_peers() {
 }
 
 /// A DEK holder that does not replicate the content checks the DEK against
-/// the whole blob, fetched into scratch, and keeps only the DEK.
+/// the manifest's `dek_commitment` and downloads no blob (review M7: it used
+/// to fetch the whole blob into scratch). Here no replica even holds the
+/// content, and the holder still gets and keeps its DEK.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dek_holder_that_is_no_replica_checks_its_dek_and_keeps_no_blob() {
     let dir = tempfile::tempdir().unwrap();
     let u = upload(200_000, 8);
     let asg = vec![u.assignment(&[0], &[0, 1])];
     let nodes = cluster(dir.path(), 2, asg).await;
-    seed(&nodes[0], 0, &u);
+    seed_dek(&nodes[0], 0, &u);
     let node = &nodes[1];
     let w = worker(node.clone());
     let ok = reconcile_until(&w, Duration::from_secs(30), || {

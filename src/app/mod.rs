@@ -33,6 +33,10 @@ use crate::tx::{DecodedTx, TxError, UnverifiedTx};
 /// The app version reported in Info.
 pub const APP_VERSION: u64 = 1;
 
+/// ProcessProposal decodes this many txs at a time (in parallel) and stops
+/// at the first chunk with a tx that does not decode.
+const STRICT_DECODE_CHUNK: usize = 256;
+
 /// A fault of the node itself. Never the result of a tx; the ABCI layer
 /// stops the process on one, and CometBFT replays after the restart.
 #[derive(Debug, Error)]
@@ -188,6 +192,26 @@ impl App {
     ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
         let unverified = crate::par::map(txs, |t| UnverifiedTx::decode(t.as_ref(), params));
         self.sigs.verify_block(unverified)
+    }
+
+    /// ProcessProposal's decode and verify: decodes in chunks and stops at
+    /// the first chunk holding a tx that does not decode, then checks every
+    /// signature with no attribution (review m3). `None` when any tx fails
+    /// either way: the proposal is rejected without paying for the rest.
+    fn decode_and_verify_strict(
+        &self,
+        txs: &[impl AsRef<[u8]> + Sync],
+        params: &Params,
+    ) -> Option<Vec<DecodedTx>> {
+        let mut unverified = Vec::with_capacity(txs.len());
+        for chunk in txs.chunks(STRICT_DECODE_CHUNK) {
+            let part = crate::par::map(chunk, |t| UnverifiedTx::decode(t.as_ref(), params));
+            if part.iter().any(|t| t.decoded().is_err()) {
+                return None;
+            }
+            unverified.extend(part);
+        }
+        self.sigs.verify_block_strict(unverified)
     }
 
     /// FinalizeBlock: applies the txs in order and computes the app hash,

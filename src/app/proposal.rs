@@ -4,7 +4,16 @@
 
 use super::execute::{authenticate_tx, BlockEnv};
 use super::{App, AppError, TxClass};
+use crate::keyspaces::params::Params;
 use crate::store::{Overlay, StoreError};
+use crate::tx::{DecodedTx, TxError};
+
+/// A proposal's height, block time and txs.
+struct Block<'a, T> {
+    height: u64,
+    time_ns: i64,
+    txs: &'a [T],
+}
 
 /// CometBFT counts each tx with its protobuf framing (tag + length varint).
 fn framed_len(len: usize) -> i64 {
@@ -25,25 +34,28 @@ impl App {
     /// not run is skipped. `visit` returns `false` to stop early.
     fn dry_run<T, V>(
         &self,
-        height: u64,
-        time_ns: i64,
-        txs: &[T],
+        block: Block<'_, T>,
+        params: &Params,
+        decoded: &[Result<DecodedTx, TxError>],
+        sig_ok: Vec<bool>,
         mut visit: V,
     ) -> Result<(), AppError>
     where
-        T: AsRef<[u8]> + Sync,
         V: FnMut(&T, &mut dyn FnMut() -> Result<TxClass, StoreError>) -> Result<bool, AppError>,
     {
-        let params = self.params()?.clone();
-        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let Block {
+            height,
+            time_ns,
+            txs,
+        } = block;
         let env = BlockEnv {
             height,
             time_ns,
             chain_id: self.chain_id(),
-            params: &params,
+            params,
         };
         let mut scratch = Overlay::new(self.store().committed());
-        for ((raw, d), ok) in txs.iter().zip(&decoded).zip(sig_ok) {
+        for ((raw, d), ok) in txs.iter().zip(decoded).zip(sig_ok) {
             let mut run = || authenticate_tx(&mut scratch, &env, d.as_ref(), ok).map(|o| o.class);
             if !visit(raw, &mut run)? {
                 break;
@@ -68,8 +80,15 @@ impl App {
         } else {
             max_tx_bytes
         };
+        let params = self.params()?.clone();
+        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let block = Block {
+            height,
+            time_ns,
+            txs,
+        };
         let (mut kept, mut used) = (Vec::new(), 0i64);
-        self.dry_run(height, time_ns, txs, |raw, run| {
+        self.dry_run(block, &params, &decoded, sig_ok, |raw, run| {
             let len = framed_len(raw.as_ref().len());
             // Too big for what is left: skipped, never applied to the scratch.
             if used + len <= budget && run()? != TxClass::Rejected {
@@ -83,15 +102,28 @@ impl App {
 
     /// Accepts a proposal only if every tx decodes and authenticates (chain,
     /// signature, nonce in sequence), exactly as FinalizeBlock will judge it.
-    /// Action failures are results, not grounds for rejection.
+    /// Action failures are results, not grounds for rejection. Decoding stops
+    /// at the first failure and signatures are checked with no bisection, so
+    /// a bad proposal costs at most one decode and one check per item.
     pub fn process_proposal<T: AsRef<[u8]> + Sync>(
         &self,
         height: u64,
         time_ns: i64,
         txs: &[T],
     ) -> Result<bool, AppError> {
+        let params = self.params()?.clone();
+        let Some(decoded) = self.decode_and_verify_strict(txs, &params) else {
+            return Ok(false);
+        };
+        let sig_ok = vec![true; decoded.len()];
+        let decoded: Vec<Result<DecodedTx, TxError>> = decoded.into_iter().map(Ok).collect();
+        let block = Block {
+            height,
+            time_ns,
+            txs,
+        };
         let mut accept = true;
-        self.dry_run(height, time_ns, txs, |_, run| {
+        self.dry_run(block, &params, &decoded, sig_ok, |_, run| {
             accept = run()? != TxClass::Rejected;
             Ok(accept)
         })?;

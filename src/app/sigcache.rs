@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 
 use ed25519_consensus::batch::Item;
 
-use crate::tx::verify::{tx_item, verify_all, verify_items};
+use crate::tx::verify::{all_verify, tx_item, verify_all, verify_items};
 use crate::tx::{DecodedTx, TxError, UnverifiedTx};
 
 /// Entries per generation (two generations are kept).
@@ -140,15 +140,7 @@ impl SigCache {
             .filter(|(_, h)| !**h)
             .map(|(t, _)| t)
             .collect();
-        let items: Vec<Item> = crate::par::map(&missed, |t| {
-            t.embedded()
-                .cloned()
-                .chain(t.decoded().ok().map(tx_item))
-                .collect::<Vec<Item>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect();
+        let items = items_of(&missed);
         let mut verdicts = verify_items(&items).into_iter();
         let mut decoded = Vec::with_capacity(txs.len());
         let mut sig_ok = Vec::with_capacity(txs.len());
@@ -169,6 +161,45 @@ impl SigCache {
         }
         (decoded, sig_ok)
     }
+
+    /// ProcessProposal's check: every signature of every tx (its own and
+    /// those its actions carry) verifies. Judged in whole batches with no
+    /// attribution, so a bad block costs one check per signature (review
+    /// m3). Returns the decoded txs, or `None` if any signature fails.
+    pub fn verify_block_strict(&self, txs: Vec<UnverifiedTx>) -> Option<Vec<DecodedTx>> {
+        let missed: Vec<&UnverifiedTx> = txs
+            .iter()
+            .filter(|t| {
+                !t.decoded()
+                    .is_ok_and(|tx| self.contains(&tx.id, &tx.signature))
+            })
+            .collect();
+        let items = items_of(&missed);
+        if !all_verify(&items) {
+            return None;
+        }
+        let mut decoded = Vec::with_capacity(txs.len());
+        for t in txs {
+            let n = t.embedded().count();
+            let tx = t.resolve(&vec![true; n]).ok()?;
+            self.insert(&tx.id, &tx.signature);
+            decoded.push(tx);
+        }
+        Some(decoded)
+    }
+}
+
+/// Per tx, in order: its embedded items, then its own signature's item.
+fn items_of(txs: &[&UnverifiedTx]) -> Vec<Item> {
+    crate::par::map(txs, |t| {
+        t.embedded()
+            .cloned()
+            .chain(t.decoded().ok().map(tx_item))
+            .collect::<Vec<Item>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 #[cfg(test)]

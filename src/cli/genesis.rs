@@ -103,7 +103,8 @@ pub fn run(cmd: GenesisCmd, out: Output) -> anyhow::Result<()> {
         "chain_id": chain_id,
         "initial_height": "1",
         "consensus_params": {
-            "block": {"max_bytes": "22020096", "max_gas": "-1"},
+            // 4 MiB: what ProcessProposal can pre-scan cheaply (issue 19, review m3).
+            "block": {"max_bytes": "4194304", "max_gas": "-1"},
             "evidence": {"max_age_num_blocks": "100000", "max_age_duration": "172800000000000", "max_bytes": "1048576"},
             "validator": {"pub_key_types": ["ed25519"]},
             "version": {"app": crate::app::APP_VERSION.to_string()},

@@ -61,6 +61,9 @@ pub struct ManifestArgs {
     pub wrapped_dek: String,
     #[arg(long)]
     pub ephemeral_pubkey: String,
+    /// SHA-256("stave/dek-commit/v1" ‖ DEK ‖ encrypted_cid), hex.
+    #[arg(long)]
+    pub dek_commitment: String,
 }
 
 #[derive(Args, Debug)]
@@ -223,6 +226,7 @@ async fn sign(a: ManifestArgs, out: Output) -> anyhow::Result<()> {
             ..Default::default()
         }),
         uploader_pubkey: vec![],
+        dek_commitment: unhex("dek_commitment", &a.dek_commitment)?,
     };
     let uc = sign_manifest(&key, m);
     out.print(&json!({"upload_complete": hex::encode(uc.encode_to_vec())}));

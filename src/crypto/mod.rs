@@ -18,6 +18,21 @@ use zeroize::Zeroizing;
 /// A raw data-encryption key; zeroed when dropped.
 pub type Dek = Zeroizing<[u8; 32]>;
 
+/// The domain tag of a DEK commitment.
+pub const DEK_COMMIT_DOMAIN: &[u8] = b"stave/dek-commit/v1";
+
+/// `SHA-256("stave/dek-commit/v1" ‖ DEK ‖ encrypted_cid)`: the manifest's
+/// commitment to the DEK of the blob `encrypted_cid`. A DEK holder checks an
+/// unwrapped DEK against it without downloading the blob.
+pub fn dek_commitment(dek: &Dek, encrypted_cid: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(DEK_COMMIT_DOMAIN);
+    h.update(dek.as_slice());
+    h.update(encrypted_cid);
+    h.finalize().into()
+}
+
 /// A fresh random DEK.
 pub fn generate_dek() -> Dek {
     use rand::RngCore;

@@ -19,6 +19,8 @@ pub struct Assignment {
     pub replication_set: Vec<[u8; 32]>,
     /// Operator keys of the validators that hold wrapped DEKs.
     pub dek_holder_set: Vec<[u8; 32]>,
+    /// The manifest's commitment to the DEK (`crypto::dek_commitment`).
+    pub dek_commitment: Vec<u8>,
 }
 
 /// Where assignments come from: committed chain state in a node, a fixed
@@ -59,6 +61,7 @@ pub fn of_upload(u: &Upload) -> Assignment {
         encrypted_size: u.encrypted_size,
         replication_set: keys32(&u.replication_set),
         dek_holder_set: keys32(&u.dek_holder_set),
+        dek_commitment: u.dek_commitment.clone(),
     }
 }
 

@@ -22,7 +22,7 @@ use super::reconcile::{backoff_ms, plan, wanted, Kind, LocalView};
 use super::status::{counts, keep_assigned, publish_gauges};
 use super::sync::{SyncExt, SyncRecord};
 use super::MetaExt;
-use crate::crypto::{stream, Dek};
+use crate::crypto::Dek;
 use crate::proto::local::{ContentSync, DekSync, SyncStatus};
 use crate::store::View;
 

@@ -70,6 +70,7 @@ impl Upload {
             encrypted_size: self.blob.len() as u64,
             replication_set: replicas.iter().map(|i| op_key(*i)).collect(),
             dek_holder_set: holders.iter().map(|i| op_key(*i)).collect(),
+            dek_commitment: stave::crypto::dek_commitment(&self.dek, &self.content_cid).to_vec(),
         }
     }
 }
@@ -147,6 +148,11 @@ pub fn seed(node: &LocalNode, who: usize, u: &Upload) {
     node.content
         .put_reader(&u.content_cid, u.blob.len() as u64, &u.blob[..])
         .unwrap();
+    seed_dek(node, who, u);
+}
+
+/// Places `u`'s DEK, wrapped to validator `who`, in `node`'s local store.
+pub fn seed_dek(node: &LocalNode, who: usize, u: &Upload) {
     let w = wrap::wrap_dek(
         &u.dek,
         &PublicKey::from(&x25519(who)).to_bytes(),

@@ -95,6 +95,7 @@ pub fn manifest(
             ..Default::default()
         }),
         uploader_pubkey: vec![],
+        dek_commitment: vec![0x11; 32],
     }
 }
 

@@ -74,7 +74,7 @@ pub fn init_chain_request(
         chain_id: CHAIN.into(),
         consensus_params: tendermint::consensus::Params {
             block: tendermint::block::Size {
-                max_bytes: 22_020_096,
+                max_bytes: 4_194_304,
                 max_gas: -1,
                 time_iota_ms: 1000,
             },

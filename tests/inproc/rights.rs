@@ -75,6 +75,7 @@ pub fn manifest(cid: &[u8]) -> pb::UploadManifest {
             ..Default::default()
         }),
         uploader_pubkey: vec![],
+        dek_commitment: vec![0x11; 32],
     }
 }
 

@@ -194,12 +194,12 @@ pub trait GroupsWrite: StateWrite {
     /// The votes of the group's current rotation: (authority key, set hash).
     /// At most one per key ever made an authority of the group since its
     /// last rotation, so `max_group_authorities` bounds the read.
-    fn rotation_votes(&self, group_id: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn rotation_votes(&self, group_id: &str) -> Result<crate::store::Rows, StoreError> {
         let prefix = rotation_prefix(group_id);
         Ok(self
             .prefix_raw(crate::store::Space::State, &prefix, None, usize::MAX)?
             .into_iter()
-            .map(|(k, v)| (k[prefix.len()..].to_vec(), v))
+            .filter_map(|(k, v)| Some((k.strip_prefix(prefix.as_slice())?.to_vec(), v)))
             .collect())
     }
     /// Forgets every rotation vote of the group (after a rotation).

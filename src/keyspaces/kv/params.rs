@@ -84,26 +84,6 @@ impl KvTokenParams {
 /// The longest database name a kvdb key can carry (its length is one byte).
 pub const MAX_DB_NAME_BYTES: u32 = u8::MAX as u32;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_db_name_cap_over_one_length_byte_is_refused() {
-        let at_limit = KvTokenParams {
-            kvdb_max_db_name_bytes: 255,
-            ..Default::default()
-        };
-        assert_eq!(at_limit.validate(), Ok(()));
-        let over = KvTokenParams {
-            kvdb_max_db_name_bytes: 256,
-            ..Default::default()
-        };
-        let err = over.validate().unwrap_err();
-        assert!(err.contains("kvdb_max_db_name_bytes 256 > 255"), "{err}");
-    }
-}
-
 impl From<&KvTokenParams> for pb::KvTokenParams {
     fn from(p: &KvTokenParams) -> Self {
         pb::KvTokenParams {
@@ -135,5 +115,25 @@ impl From<pb::KvTokenParams> for KvTokenParams {
             kvdb_max_db_name_bytes: p.kvdb_max_db_name_bytes,
             kvdb_gc_per_block: p.kvdb_gc_per_block,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_db_name_cap_over_one_length_byte_is_refused() {
+        let at_limit = KvTokenParams {
+            kvdb_max_db_name_bytes: 255,
+            ..Default::default()
+        };
+        assert_eq!(at_limit.validate(), Ok(()));
+        let over = KvTokenParams {
+            kvdb_max_db_name_bytes: 256,
+            ..Default::default()
+        };
+        let err = over.validate().unwrap_err();
+        assert!(err.contains("kvdb_max_db_name_bytes 256 > 255"), "{err}");
     }
 }

@@ -45,6 +45,16 @@ pub enum RightsError {
     UploadExists(String),
     #[error("{what} is {got}, over the genesis cap of {max}")]
     CapExceeded { what: String, got: usize, max: u32 },
+    #[error(
+        "{who} holds {used} bytes of content; {adding} more would exceed its {budget} of {max}"
+    )]
+    ContentBudget {
+        who: String,
+        budget: &'static str,
+        used: u64,
+        adding: u64,
+        max: u64,
+    },
     #[error("policy type {0} can only be set by the takedown flow")]
     PolicyTypeReserved(String),
     #[error("casbin model {model_id:?} is not owned by {signer}")]
@@ -87,6 +97,7 @@ impl RightsError {
             RightsError::InvalidTerritory(_) => Code::InvalidTerritory,
             RightsError::UploadExists(_) => Code::UploadExists,
             RightsError::CapExceeded { .. } => Code::RightsCapExceeded,
+            RightsError::ContentBudget { .. } => Code::RightsCapExceeded,
             RightsError::PolicyTypeReserved(_) => Code::PolicyTypeReserved,
             RightsError::ModelNotOwned { .. } => Code::ModelNotOwned,
             RightsError::NotDekHolder { .. } => Code::NotDekHolder,

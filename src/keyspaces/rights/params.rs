@@ -26,6 +26,11 @@ pub struct RightsParams {
     pub max_grants_per_validator_per_block: u32,
     /// The largest `encrypted_size` an upload may declare (review M7).
     pub max_encrypted_bytes: u64,
+    /// Off-chain bytes an ACTIVE group's uploads may make validators store:
+    /// the sum of `encrypted_size × replicas` (review M7).
+    pub group_content_budget: u64,
+    /// Encrypted bytes one validator may be named to replicate (review M7).
+    pub validator_replication_quota: u64,
 }
 
 impl Default for RightsParams {
@@ -47,6 +52,9 @@ impl Default for RightsParams {
             max_grants_per_validator_per_block: 1_000,
             // A long hi-res album (24-bit/192 kHz FLAC) stays well under it.
             max_encrypted_bytes: 8 << 30,
+            group_content_budget: 2 << 40,
+            // What a validator's content volume must hold, at most.
+            validator_replication_quota: 4 << 40,
         }
     }
 }
@@ -72,8 +80,14 @@ impl RightsParams {
                 "rights.max_wrapped_dek_bytes and max_model_id_bytes must be positive".into(),
             );
         }
-        if self.max_encrypted_bytes == 0 {
-            return Err("rights.max_encrypted_bytes must be positive".into());
+        if self.max_encrypted_bytes == 0
+            || self.group_content_budget == 0
+            || self.validator_replication_quota == 0
+        {
+            return Err(
+                "rights.max_encrypted_bytes, group_content_budget and validator_replication_quota must be positive"
+                    .into(),
+            );
         }
         if self.max_entitlements_per_cid == 0 || self.max_grants_per_validator_per_block == 0 {
             return Err(
@@ -103,6 +117,8 @@ impl From<&RightsParams> for pb::RightsParams {
             max_entitlements_per_cid: p.max_entitlements_per_cid,
             max_grants_per_validator_per_block: p.max_grants_per_validator_per_block,
             max_encrypted_bytes: p.max_encrypted_bytes,
+            group_content_budget: p.group_content_budget,
+            validator_replication_quota: p.validator_replication_quota,
         }
     }
 }
@@ -126,6 +142,8 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             max_entitlements_per_cid: p.max_entitlements_per_cid,
             max_grants_per_validator_per_block: p.max_grants_per_validator_per_block,
             max_encrypted_bytes: p.max_encrypted_bytes,
+            group_content_budget: p.group_content_budget,
+            validator_replication_quota: p.validator_replication_quota,
         };
         params.validate()?;
         Ok(params)

@@ -148,6 +148,13 @@ impl UploadComplete {
             .into());
         }
         cap("group_id length", m.group_id.len(), p.max_group_id_bytes)?;
+        if m.dek_commitment.len() != 32 {
+            return Err(RightsError::InvalidManifest(format!(
+                "dek_commitment is {} bytes, not 32",
+                m.dek_commitment.len()
+            ))
+            .into());
+        }
         check_recovery_dek(m, p)?;
         let (_, vk) = crate::tx::identity_key(&m.uploader_pubkey)
             .map_err(|e| RightsError::InvalidManifest(format!("uploader_pubkey: {e}")))?;
@@ -206,6 +213,7 @@ impl UploadComplete {
         check_unclaimed(state, m)?;
         // Content joins a group only as a member's upload (governance).
         crate::keyspaces::groups::require_member(state, &m.group_id, &m.uploader_pubkey)?;
+        charge_content(state, m, &ctx.params.rights)?;
         state.put_upload(&self.record(ctx));
         if let Some(dek) = &m.recovery_dek {
             state.put_recovery_dek(dek);
@@ -235,8 +243,50 @@ impl UploadComplete {
             group_id: m.group_id,
             created_height: ctx.height,
             uploader_signature: self.uploader_signature.to_vec(),
+            dek_commitment: m.dek_commitment,
         }
     }
+}
+
+/// Review M7: off-chain bytes are budgeted. The owning group's budget pays
+/// `encrypted_size × replicas`; each replica's quota pays `encrypted_size`.
+/// Uploads are never deleted, so nothing is released. An upload with no
+/// group is bounded by the replicas' quotas alone.
+fn charge_content<S: StateWrite>(
+    state: &mut S,
+    m: &pb::UploadManifest,
+    p: &RightsParams,
+) -> Result<(), TxError> {
+    let size = m.encrypted_size;
+    let over = |who: String, budget, used, adding, max| RightsError::ContentBudget {
+        who,
+        budget,
+        used,
+        adding,
+        max,
+    };
+    if !m.group_id.is_empty() {
+        let used = state.group_content_used(&m.group_id)?;
+        let adding = size.saturating_mul(m.replication_set.len() as u64);
+        let total = used.saturating_add(adding);
+        if total > p.group_content_budget {
+            let who = format!("group {:?}", m.group_id);
+            let budget = "rights.group_content_budget";
+            return Err(over(who, budget, used, adding, p.group_content_budget).into());
+        }
+        state.put_group_content_used(&m.group_id, total);
+    }
+    for k in &m.replication_set {
+        let used = state.validator_replicated(k)?;
+        let total = used.saturating_add(size);
+        if total > p.validator_replication_quota {
+            let who = format!("validator {}", hx(k));
+            let budget = "rights.validator_replication_quota";
+            return Err(over(who, budget, used, size, p.validator_replication_quota).into());
+        }
+        state.put_validator_replicated(k, total);
+    }
+    Ok(())
 }
 
 /// Each cid names one thing: the `encrypted_cid` is no other upload's blob

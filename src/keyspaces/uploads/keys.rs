@@ -2,6 +2,8 @@
 
 const PREFIX: &[u8] = b"uploads/";
 const BY_CONTENT: &[u8] = b"uploads_by_content/";
+const GROUP_USAGE: &[u8] = b"uploads_usage/group/";
+const VALIDATOR_USAGE: &[u8] = b"uploads_usage/validator/";
 
 /// `uploads/`.
 pub fn uploads_prefix() -> Vec<u8> {
@@ -25,6 +27,22 @@ pub fn upload_by_content_key(encrypted_cid: &[u8]) -> Vec<u8> {
     k
 }
 
+/// `uploads_usage/group/{group_id}`: the content bytes (`encrypted_size ×
+/// replicas`) the group's uploads charged to its budget, 8 bytes BE.
+pub fn group_usage_key(group_id: &str) -> Vec<u8> {
+    let mut k = GROUP_USAGE.to_vec();
+    k.extend_from_slice(group_id.as_bytes());
+    k
+}
+
+/// `uploads_usage/validator/{operator}`: the encrypted bytes the validator
+/// is named to replicate, 8 bytes BE.
+pub fn validator_usage_key(operator: &[u8]) -> Vec<u8> {
+    let mut k = VALIDATOR_USAGE.to_vec();
+    k.extend_from_slice(operator);
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -32,6 +50,9 @@ mod tests {
     #[test]
     fn the_index_key_is_outside_the_primary_keyspace() {
         assert!(!upload_by_content_key(b"x").starts_with(&uploads_prefix()));
+        assert!(!group_usage_key("x").starts_with(&uploads_prefix()));
+        assert!(!validator_usage_key(b"x").starts_with(&uploads_prefix()));
+        assert!(!group_usage_key("x").starts_with(b"uploads_usage/validator/"));
         assert_eq!(
             upload_by_content_key(b"ab"),
             b"uploads_by_content/ab".to_vec()

@@ -3,8 +3,8 @@
 //! Sign bytes: `"stave/upload-manifest/v1"`, then every field in proto
 //! order, each byte string or string as a 4-byte big-endian length and its
 //! bytes, each repeated field as a 4-byte count and its items, numbers as
-//! 8 bytes big-endian, and the recovery DEK's four fields last but one
-//! (before the uploader key). The encoding is injective, so no two
+//! 8 bytes big-endian, and the recovery DEK's four fields after the group id
+//! (before the uploader key and the DEK commitment). The encoding is injective, so no two
 //! manifests share sign bytes, and it does not depend on protobuf encoding.
 
 use ed25519_dalek::{Signer, SigningKey};
@@ -45,6 +45,7 @@ pub fn manifest_sign_bytes(m: &pb::UploadManifest) -> Vec<u8> {
     put_bytes(&mut out, &dek.ephemeral_pubkey);
     put_bytes(&mut out, &dek.uploader_pubkey);
     put_bytes(&mut out, &m.uploader_pubkey);
+    put_bytes(&mut out, &m.dek_commitment);
     out
 }
 
@@ -105,6 +106,7 @@ mod tests {
                 uploader_pubkey: vec![6; 32],
             }),
             uploader_pubkey: vec![6; 32],
+            dek_commitment: vec![8; 32],
         };
         let b0 = manifest_sign_bytes(&base);
         type Swap = Box<dyn Fn(&mut pb::UploadManifest)>;
@@ -122,6 +124,7 @@ mod tests {
             Box::new(|m| m.recovery_dek.as_mut().unwrap().ephemeral_pubkey[0] ^= 1),
             Box::new(|m| m.recovery_dek = None),
             Box::new(|m| m.uploader_pubkey[0] ^= 1),
+            Box::new(|m| m.dek_commitment[0] ^= 1),
             // moving a byte between adjacent fields
             Box::new(|m| {
                 m.flac_cid = b"fe".to_vec();

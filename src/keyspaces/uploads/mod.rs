@@ -8,7 +8,9 @@ mod manifest;
 mod state;
 
 pub use complete::UploadComplete;
-pub use keys::{upload_by_content_key, upload_key, uploads_prefix};
+pub use keys::{
+    group_usage_key, upload_by_content_key, upload_key, uploads_prefix, validator_usage_key,
+};
 pub use manifest::{manifest_sign_bytes, sign_manifest, MANIFEST_DOMAIN};
 pub use state::{UploadsRead, UploadsWrite};
 

@@ -2,7 +2,7 @@
 
 use prost::Message;
 
-use super::keys::{upload_by_content_key, upload_key};
+use super::keys::{group_usage_key, upload_by_content_key, upload_key, validator_usage_key};
 use crate::proto::rights as pb;
 use crate::store::{StateRead, StateWrite, StoreError};
 
@@ -26,6 +26,26 @@ pub trait UploadsRead: StateRead {
             Some(flac_cid) => self.upload(&flac_cid),
         }
     }
+
+    /// Content bytes charged to `group_id`'s budget (0 if none yet).
+    fn group_content_used(&self, group_id: &str) -> Result<u64, StoreError> {
+        self.usage(&group_usage_key(group_id))
+    }
+
+    /// Encrypted bytes `operator` is named to replicate (0 if none yet).
+    fn validator_replicated(&self, operator: &[u8]) -> Result<u64, StoreError> {
+        self.usage(&validator_usage_key(operator))
+    }
+
+    /// An 8-byte big-endian counter at `key`.
+    fn usage(&self, key: &[u8]) -> Result<u64, StoreError> {
+        match self.get_raw(key)? {
+            None => Ok(0),
+            Some(raw) => <[u8; 8]>::try_from(raw.as_slice())
+                .map(u64::from_be_bytes)
+                .map_err(|_| StoreError::corrupt(key, "usage counter is not 8 bytes")),
+        }
+    }
 }
 impl<T: StateRead + ?Sized> UploadsRead for T {}
 
@@ -37,6 +57,14 @@ pub trait UploadsWrite: StateWrite {
             let k = upload_by_content_key(&upload.encrypted_cid);
             self.put_raw(k, upload.flac_cid.clone());
         }
+    }
+
+    fn put_group_content_used(&mut self, group_id: &str, bytes: u64) {
+        self.put_raw(group_usage_key(group_id), bytes.to_be_bytes().to_vec());
+    }
+
+    fn put_validator_replicated(&mut self, operator: &[u8], bytes: u64) {
+        self.put_raw(validator_usage_key(operator), bytes.to_be_bytes().to_vec());
     }
 }
 impl<T: StateWrite + ?Sized> UploadsWrite for T {}

@@ -186,6 +186,7 @@ fn wanted_follows_set_membership() {
         encrypted_size: i as u64,
         replication_set: rep,
         dek_holder_set: hold,
+        dek_commitment: vec![],
     };
     let w = wanted(
         &me,
@@ -243,6 +244,7 @@ fn an_entry_cut_off_by_a_restart_keeps_its_attempts() {
         encrypted_size: 10,
         replication_set: vec![[9; 32]],
         dek_holder_set: vec![],
+        dek_commitment: vec![],
     };
     let w = wanted(&[9; 32], &[a]);
     let mut local = LocalView::default();
