@@ -228,10 +228,28 @@ async fn a_rotation_needs_a_majority_of_the_current_authorities() {
         .ok();
     assert_eq!(authorities(&w), vec![pk(AUTHORITY).to_vec()]);
     // The votes are spent: nothing is left under the group's rotation prefix.
-    let left = w
-        .node
-        .store
-        .prefix_list(&stave::keyspaces::groups::rotation_prefix(GROUP), None, 10)
-        .unwrap();
-    assert!(left.is_empty(), "{left:?}");
+    assert!(rotation_votes(&w).is_empty());
+}
+
+/// A pending rotation vote speaks for the group as it was: a suspension
+/// clears it, so it cannot complete a rotation after a re-admission.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_change_clears_pending_rotation_votes() {
+    let mut w = grouped(b"bafy-group-m1-status").await;
+    w.send(AUTHORITY, vec![rotate_to(&[AUTHORITY, OTHER_AUTHORITY])])
+        .await
+        .ok();
+    w.send(AUTHORITY, vec![rotate_to(&[AUTHORITY])]).await.ok();
+    assert_eq!(rotation_votes(&w).len(), 1, "one of two: pending");
+    for v in &VALIDATORS[..3] {
+        w.send(*v, vec![vote_group(GROUP, ElectionKind::Suspend, true)])
+            .await
+            .ok();
+    }
+    assert!(rotation_votes(&w).is_empty());
+}
+
+fn rotation_votes(w: &World) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let prefix = stave::keyspaces::groups::rotation_prefix(GROUP);
+    w.node.store.prefix_list(&prefix, None, 10).unwrap()
 }

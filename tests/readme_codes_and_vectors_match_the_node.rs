@@ -1,7 +1,8 @@
 //! The README is checked against the node, so it cannot drift again (a
 //! black-box client found three places where it had):
-//! - every row `| N | \`NAME\` | …` of a code table names a real code;
-//! - `kv.Set` size failures answer the codes the README's table gives;
+//! - every row `| N | \`NAME\` | …` of a code table names a real code, and
+//!   every code the node has has such a row;
+//! - `kv.Set`/`kv.Delete` size failures answer the codes the README's table gives;
 //! - a KV token field of the wrong length fails decoding (`DECODE`), and an
 //!   empty token value `KV_BAD_FIELD`, as the README says.
 //!
@@ -30,6 +31,7 @@ fn readme_line(start: &str) -> &'static str {
 #[test]
 fn every_code_table_row_names_a_real_code() {
     let mut rows = 0;
+    let mut seen = std::collections::BTreeSet::new();
     for line in README.lines() {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let (Some(num), Some(name)) = (cells.get(1), cells.get(2)) else {
@@ -46,8 +48,15 @@ fn every_code_table_row_names_a_real_code() {
             "README row {line:?}: code {n} is not {name}"
         );
         rows += 1;
+        seen.insert(n);
     }
     assert!(rows >= 17, "found only {rows} code rows");
+    let missing: Vec<String> = Code::ALL
+        .iter()
+        .filter(|c| !seen.contains(&c.value()))
+        .map(|c| format!("{} {}", c.value(), c.name()))
+        .collect();
+    assert!(missing.is_empty(), "codes with no README row: {missing:?}");
 }
 
 /// A signed tx whose one action is `action`, built as raw protobuf so that
@@ -103,6 +112,11 @@ async fn the_codes_the_readme_gives_are_the_codes_the_node_answers() {
             Code::KvValueTooLarge,
         ),
         (
+            "kv.Delete empty key",
+            signed(1, 0, vec![del("")]),
+            Code::KvBadKey,
+        ),
+        (
             "KvTokenCreate with a 63-byte signature",
             raw_tx(1, 0, short_sig),
             Code::Decode,
@@ -122,6 +136,8 @@ async fn the_codes_the_readme_gives_are_the_codes_the_node_answers() {
         let cited = format!("`{}` ({})", c.name(), c.value());
         assert!(kv_set.contains(&cited), "README's kv.Set row lacks {cited}");
     }
+    let kv_delete = readme_line("| `kv.Delete {");
+    assert!(kv_delete.contains("`KV_BAD_KEY` (306)"), "{kv_delete}");
     let stateless = readme_line("Stateless (CheckTx, never in a block)");
     assert!(
         stateless.contains("316 other field (generation 0, empty value)"),

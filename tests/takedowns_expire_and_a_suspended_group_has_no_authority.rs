@@ -2,9 +2,9 @@
 //! DISMISSED at the end of the block it falls due, and the policy it
 //! replaced is restored, so a request nobody votes on never denies content
 //! for good. A SUSPENDED group's authority can neither request a takedown,
-//! set or clear a flag, nor rotate the authority set; the cid's OWNER may
-//! then clear the flags it left. ClearFlag with a code that is not ISO
-//! 3166-1 gets UNKNOWN_JURISDICTION.
+//! set or clear a flag, nor rotate the authority set; once the validators
+//! remove the group, the cid's OWNER may clear the flags it left. ClearFlag
+//! with a code that is not ISO 3166-1 gets UNKNOWN_JURISDICTION.
 
 mod inproc;
 use inproc::governance_content::*;
@@ -99,15 +99,29 @@ async fn a_suspended_groups_authority_has_no_powers() {
     let r = w.send(AUTHORITY, vec![clear_flag(CID, "XX")]).await;
     r.is(Code::UnknownJurisdiction);
 
-    // Review m2: the suspended group's flag would otherwise stay for good.
-    // The cid's OWNER may clear it now; a stranger still may not.
+    // Review m2: a suspension may be lifted, so the flag stays, and the
+    // OWNER may not clear it yet.
+    let flag = |w: &World| w.node.store.committed().flag(CID, "DE").unwrap();
+    w.refused(
+        UPLOADER,
+        vec![clear_flag(CID, "DE")],
+        Code::NotTakedownAuthority,
+    )
+    .await;
+    assert!(flag(&w).is_some());
+    // Once the validators remove the group its flag would otherwise stay
+    // for good: the cid's OWNER may clear it now; a stranger still may not.
+    for v in &VALIDATORS[..3] {
+        w.send(*v, vec![vote_group(GROUP, ElectionKind::Remove, true)])
+            .await
+            .ok();
+    }
     w.refused(
         STRANGER,
         vec![clear_flag(CID, "DE")],
         Code::NotTakedownAuthority,
     )
     .await;
-    let flag = |w: &World| w.node.store.committed().flag(CID, "DE").unwrap();
     assert!(flag(&w).is_some());
     w.send(UPLOADER, vec![clear_flag(CID, "DE")]).await.ok();
     assert_eq!(flag(&w), None);

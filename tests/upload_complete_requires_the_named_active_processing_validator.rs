@@ -117,7 +117,7 @@ async fn a_group_may_not_upload_past_its_content_budget() {
         .await
         .ok();
     assert_eq!(
-        w.node.store.committed().group_content_used(GROUP).unwrap(),
+        w.node.store.committed().content_pool_used(GROUP).unwrap(),
         2 * 12_288
     );
     let mut m = manifest(b"g-3");
@@ -131,15 +131,49 @@ async fn a_group_may_not_upload_past_its_content_budget() {
         .await;
     assert!(r.log.contains("group_content_budget"), "{}", r.log);
     let state = w.node.store.committed();
-    assert_eq!(state.group_content_used(GROUP).unwrap(), 2 * 12_288);
+    assert_eq!(state.content_pool_used(GROUP).unwrap(), 2 * 12_288);
     assert!(state.upload(b"g-3").unwrap().is_none());
-    // the same content with no group is not charged to the group
+    // the same content with no group is charged to the ungrouped pool
     w.send(
         VALIDATORS[0],
         vec![upload_action(UPLOADER, manifest(b"g-3"))],
     )
     .await
     .ok();
+    let state = w.node.store.committed();
+    assert_eq!(state.content_pool_used(GROUP).unwrap(), 2 * 12_288);
+    assert_eq!(state.content_pool_used("").unwrap(), 12_288);
+}
+
+/// Review M7: uploads without a group share one budget, so they alone
+/// cannot fill the validators' quotas (a Byzantine processing validator
+/// with fresh uploader keys).
+#[tokio::test(flavor = "multi_thread")]
+async fn ungrouped_uploads_share_one_content_budget() {
+    let mut w =
+        World::with_params(serde_json::json!({"rights": {"ungrouped_content_budget": 12_288}}))
+            .await;
+    w.send(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, manifest(b"u-1"))],
+    )
+    .await
+    .ok();
+    // another uploader key changes nothing: the pool is shared
+    let r = w
+        .refused(
+            VALIDATORS[0],
+            vec![upload_action(STRANGER, manifest(b"u-2"))],
+            Code::RightsCapExceeded,
+        )
+        .await;
+    assert!(r.log.contains("ungrouped_content_budget"), "{}", r.log);
+    let state = w.node.store.committed();
+    assert_eq!(state.content_pool_used("").unwrap(), 12_288);
+    assert_eq!(
+        state.validator_replicated(&pk(VALIDATORS[0])).unwrap(),
+        4096
+    );
 }
 
 /// Review M7: a validator may be named to replicate at most

@@ -10,6 +10,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
@@ -36,7 +38,7 @@ pub enum ContentError {
     #[error("cid {cid} has no sha-256 digest this node understands")]
     BadCid { cid: String },
     #[error(
-        "content store {path}: {available} bytes free, {needed} needed for the content \
+        "content store {path}: {available} bytes free, {needed} needed for the content (and writes in flight) \
          plus {reserve} kept free for the stores"
     )]
     NoRoom {
@@ -102,6 +104,22 @@ pub fn cid_digest(cid: &[u8]) -> Result<[u8; 32], ContentError> {
 #[derive(Clone, Debug)]
 pub struct ContentStore {
     root: PathBuf,
+    /// Bytes promised to writes in flight (their declared maximum), shared
+    /// by every clone: a free-disk check counts them as already used.
+    reserved: Arc<AtomicU64>,
+}
+
+/// A write's claim on free space, given back when the write ends.
+#[derive(Debug)]
+struct Reservation {
+    reserved: Arc<AtomicU64>,
+    bytes: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.reserved.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
 }
 
 impl ContentStore {
@@ -115,6 +133,7 @@ impl ContentStore {
         super::private_dir(&tmp).map_err(io_err(&tmp))?;
         Ok(ContentStore {
             root: root.to_path_buf(),
+            reserved: Arc::default(),
         })
     }
 
@@ -188,10 +207,11 @@ impl ContentStore {
 
     /// Starts writing the content of `cid`, at most `max` bytes. Refused
     /// with [`ContentError::NoRoom`] unless the disk has room for `max` bytes
-    /// plus [`DISK_RESERVE`], before a byte is fetched (review M7).
+    /// plus the maxima of the writes in flight plus [`DISK_RESERVE`], before
+    /// a byte is fetched (review M7).
     pub fn begin(&self, cid: &[u8], max: u64) -> Result<PendingWrite, ContentError> {
         let expected = cid_digest(cid)?;
-        ensure_room(&self.root, max, DISK_RESERVE)?;
+        let reservation = self.reserve(max)?;
         use rand::RngCore;
         let mut tag = [0u8; 8];
         rand::rngs::OsRng.fill_bytes(&mut tag);
@@ -214,7 +234,21 @@ impl ContentStore {
             tmp,
             dest: self.path_of(cid),
             root: self.root.clone(),
+            _reservation: reservation,
         })
+    }
+
+    /// Claims `max` bytes of free space for a write, counting every write
+    /// in flight as if it were already full (review M7: four parallel
+    /// fetches must not each see the same free space).
+    fn reserve(&self, max: u64) -> Result<Reservation, ContentError> {
+        let before = self.reserved.fetch_add(max, Ordering::SeqCst);
+        let reservation = Reservation {
+            reserved: self.reserved.clone(),
+            bytes: max,
+        };
+        ensure_room(&self.root, before.saturating_add(max), DISK_RESERVE)?;
+        Ok(reservation)
     }
 
     /// Stores everything `reader` yields as `cid` (see [`PendingWrite`]).
@@ -248,6 +282,7 @@ pub struct PendingWrite {
     tmp: PathBuf,
     dest: PathBuf,
     root: PathBuf,
+    _reservation: Reservation,
 }
 
 impl PendingWrite {
@@ -337,6 +372,31 @@ mod tests {
             .next()
             .is_none());
         assert!(ensure_room(dir.path(), 1 << 20, 0).is_ok());
+    }
+
+    /// Parallel fetches each claim their declared size: two writes that
+    /// each fit the free disk alone are not both begun (review M7).
+    #[test]
+    fn writes_in_flight_count_against_the_free_disk() {
+        const MARGIN: u64 = 512 << 20;
+        let dir = tempfile::tempdir().unwrap();
+        let cs = ContentStore::open(dir.path()).unwrap();
+        let st = rustix::fs::statvfs(dir.path()).unwrap();
+        let free = st.f_bavail * st.f_frsize;
+        assert!(
+            free > DISK_RESERVE + 4 * MARGIN,
+            "test disk too full: {free}"
+        );
+        let big = cs
+            .begin(&cid_of(b"a"), free - DISK_RESERVE - MARGIN)
+            .unwrap();
+        // on its own, 2 × MARGIN fits the disk; beside `big` it does not
+        let err = cs.clone().begin(&cid_of(b"b"), 2 * MARGIN).err().unwrap();
+        assert!(matches!(err, ContentError::NoRoom { .. }), "{err}");
+        drop(big);
+        let small = cs.begin(&cid_of(b"b"), 2 * MARGIN).unwrap();
+        drop(small);
+        assert_eq!(cs.reserved.load(Ordering::SeqCst), 0);
     }
 
     #[test]

@@ -234,6 +234,9 @@ impl VoteGroup {
                 if to == GroupStatus::Removed {
                     super::expiry::release(state)?;
                 }
+                // A rotation vote speaks for the group as it was: a
+                // suspension, re-admission or removal starts afresh.
+                state.clear_rotation_votes(&self.group_id)?;
                 rec.status = to as u32;
                 state.put_group(&rec);
                 let name = match to {

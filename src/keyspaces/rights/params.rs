@@ -31,6 +31,8 @@ pub struct RightsParams {
     pub group_content_budget: u64,
     /// Encrypted bytes one validator may be named to replicate (review M7).
     pub validator_replication_quota: u64,
+    /// The one budget all uploads without a group share, like a group's.
+    pub ungrouped_content_budget: u64,
 }
 
 impl Default for RightsParams {
@@ -55,6 +57,8 @@ impl Default for RightsParams {
             group_content_budget: 2 << 40,
             // What a validator's content volume must hold, at most.
             validator_replication_quota: 4 << 40,
+            // A quarter of one quota: ungrouped uploads alone fill no validator.
+            ungrouped_content_budget: 1 << 40,
         }
     }
 }
@@ -83,9 +87,10 @@ impl RightsParams {
         if self.max_encrypted_bytes == 0
             || self.group_content_budget == 0
             || self.validator_replication_quota == 0
+            || self.ungrouped_content_budget == 0
         {
             return Err(
-                "rights.max_encrypted_bytes, group_content_budget and validator_replication_quota must be positive"
+                "rights.max_encrypted_bytes, group_content_budget, validator_replication_quota and ungrouped_content_budget must be positive"
                     .into(),
             );
         }
@@ -119,6 +124,7 @@ impl From<&RightsParams> for pb::RightsParams {
             max_encrypted_bytes: p.max_encrypted_bytes,
             group_content_budget: p.group_content_budget,
             validator_replication_quota: p.validator_replication_quota,
+            ungrouped_content_budget: p.ungrouped_content_budget,
         }
     }
 }
@@ -144,6 +150,7 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             max_encrypted_bytes: p.max_encrypted_bytes,
             group_content_budget: p.group_content_budget,
             validator_replication_quota: p.validator_replication_quota,
+            ungrouped_content_budget: p.ungrouped_content_budget,
         };
         params.validate()?;
         Ok(params)

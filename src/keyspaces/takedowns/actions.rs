@@ -79,8 +79,10 @@ fn owning_group<S: StateWrite>(state: &S, cid: &[u8]) -> Result<String, TxError>
 }
 
 /// Who may clear a flag on `cid`: a takedown authority of the owning group
-/// while the group is ACTIVE. Once it is SUSPENDED or REMOVED nobody holds
-/// its powers, so the cid's OWNER may clear the flags it left (review m2).
+/// while the group is ACTIVE. Once the validators REMOVE the group nobody
+/// holds its powers, so the cid's OWNER may clear the flags it left (review
+/// m2). A SUSPENDED group's flags stay: suspension may be temporary, and
+/// the validators can re-admit or remove it.
 fn clear_authority<S: StateWrite>(
     state: &S,
     cid: &[u8],
@@ -91,10 +93,10 @@ fn clear_authority<S: StateWrite>(
         Ok(_) => return Ok(group_id),
         Err(e) => e,
     };
-    let group_active = state
+    let group_gone = state
         .group(&group_id)?
-        .is_some_and(|g| g.status == GroupStatus::Active as u32);
-    if !group_active && is_owner(state, cid, signer)? {
+        .is_none_or(|g| g.status == GroupStatus::Removed as u32);
+    if group_gone && is_owner(state, cid, signer)? {
         return Ok(group_id);
     }
     Err(refused)

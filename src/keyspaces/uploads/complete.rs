@@ -7,7 +7,9 @@
 
 use std::collections::BTreeSet;
 
-use super::{manifest_sign_bytes, UploadsRead, UploadsWrite};
+use super::{
+    content_pool_key, manifest_sign_bytes, validator_usage_key, UploadsRead, UploadsWrite,
+};
 use crate::keyspaces::deks::DeksWrite;
 use crate::keyspaces::params::Params;
 use crate::keyspaces::rights::{block_secs, cap, check_cid, hx, RightsError, RightsParams};
@@ -248,44 +250,69 @@ impl UploadComplete {
     }
 }
 
-/// Review M7: off-chain bytes are budgeted. The owning group's budget pays
-/// `encrypted_size × replicas`; each replica's quota pays `encrypted_size`.
-/// Uploads are never deleted, so nothing is released. An upload with no
-/// group is bounded by the replicas' quotas alone.
+/// Review M7: off-chain bytes are budgeted. The upload's pool pays
+/// `encrypted_size × replicas`: its group's budget, or the one budget all
+/// ungrouped uploads share (so no validator's quota can be filled by
+/// ungrouped uploads alone). Each replica's quota pays `encrypted_size`.
+/// Uploads are never deleted, so nothing is released.
 fn charge_content<S: StateWrite>(
     state: &mut S,
     m: &pb::UploadManifest,
     p: &RightsParams,
 ) -> Result<(), TxError> {
     let size = m.encrypted_size;
-    let over = |who: String, budget, used, adding, max| RightsError::ContentBudget {
-        who,
-        budget,
-        used,
-        adding,
-        max,
+    let (who, budget, max) = if m.group_id.is_empty() {
+        let b = "rights.ungrouped_content_budget";
+        (
+            "ungrouped uploads".to_string(),
+            b,
+            p.ungrouped_content_budget,
+        )
+    } else {
+        let b = "rights.group_content_budget";
+        (format!("group {:?}", m.group_id), b, p.group_content_budget)
     };
-    if !m.group_id.is_empty() {
-        let used = state.group_content_used(&m.group_id)?;
-        let adding = size.saturating_mul(m.replication_set.len() as u64);
-        let total = used.saturating_add(adding);
-        if total > p.group_content_budget {
-            let who = format!("group {:?}", m.group_id);
-            let budget = "rights.group_content_budget";
-            return Err(over(who, budget, used, adding, p.group_content_budget).into());
-        }
-        state.put_group_content_used(&m.group_id, total);
-    }
+    let adding = size.saturating_mul(m.replication_set.len() as u64);
+    charge(
+        state,
+        (who, budget, max),
+        &content_pool_key(&m.group_id),
+        adding,
+    )?;
     for k in &m.replication_set {
-        let used = state.validator_replicated(k)?;
-        let total = used.saturating_add(size);
-        if total > p.validator_replication_quota {
-            let who = format!("validator {}", hx(k));
-            let budget = "rights.validator_replication_quota";
-            return Err(over(who, budget, used, size, p.validator_replication_quota).into());
-        }
-        state.put_validator_replicated(k, total);
+        let budget = "rights.validator_replication_quota";
+        let pool = (
+            format!("validator {}", hx(k)),
+            budget,
+            p.validator_replication_quota,
+        );
+        charge(state, pool, &validator_usage_key(k), size)?;
     }
+    Ok(())
+}
+
+/// Adds `adding` to the counter at `key`, refused past `max`. `pool`
+/// names the payer, its param and `max` for the message.
+fn charge<S: StateWrite>(
+    state: &mut S,
+    pool: (String, &'static str, u64),
+    key: &[u8],
+    adding: u64,
+) -> Result<(), TxError> {
+    let (who, budget, max) = pool;
+    let used = state.usage(key)?;
+    let total = used.saturating_add(adding);
+    if total > max {
+        return Err(RightsError::ContentBudget {
+            who,
+            budget,
+            used,
+            adding,
+            max,
+        }
+        .into());
+    }
+    state.put_usage(key, total);
     Ok(())
 }
 

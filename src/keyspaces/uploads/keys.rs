@@ -3,6 +3,7 @@
 const PREFIX: &[u8] = b"uploads/";
 const BY_CONTENT: &[u8] = b"uploads_by_content/";
 const GROUP_USAGE: &[u8] = b"uploads_usage/group/";
+const UNGROUPED_USAGE: &[u8] = b"uploads_usage/ungrouped";
 const VALIDATOR_USAGE: &[u8] = b"uploads_usage/validator/";
 
 /// `uploads/`.
@@ -27,9 +28,13 @@ pub fn upload_by_content_key(encrypted_cid: &[u8]) -> Vec<u8> {
     k
 }
 
-/// `uploads_usage/group/{group_id}`: the content bytes (`encrypted_size ×
-/// replicas`) the group's uploads charged to its budget, 8 bytes BE.
-pub fn group_usage_key(group_id: &str) -> Vec<u8> {
+/// The content bytes (`encrypted_size × replicas`, 8 bytes BE) charged to
+/// a pool: `uploads_usage/group/{group_id}` for a group's uploads,
+/// `uploads_usage/ungrouped` (one pool for all) when `group_id` is empty.
+pub fn content_pool_key(group_id: &str) -> Vec<u8> {
+    if group_id.is_empty() {
+        return UNGROUPED_USAGE.to_vec();
+    }
     let mut k = GROUP_USAGE.to_vec();
     k.extend_from_slice(group_id.as_bytes());
     k
@@ -50,9 +55,10 @@ mod tests {
     #[test]
     fn the_index_key_is_outside_the_primary_keyspace() {
         assert!(!upload_by_content_key(b"x").starts_with(&uploads_prefix()));
-        assert!(!group_usage_key("x").starts_with(&uploads_prefix()));
+        assert!(!content_pool_key("x").starts_with(&uploads_prefix()));
         assert!(!validator_usage_key(b"x").starts_with(&uploads_prefix()));
-        assert!(!group_usage_key("x").starts_with(b"uploads_usage/validator/"));
+        assert!(!content_pool_key("x").starts_with(b"uploads_usage/validator/"));
+        assert_ne!(content_pool_key(""), content_pool_key("ungrouped"));
         assert_eq!(
             upload_by_content_key(b"ab"),
             b"uploads_by_content/ab".to_vec()

@@ -9,7 +9,7 @@ mod state;
 
 pub use complete::UploadComplete;
 pub use keys::{
-    group_usage_key, upload_by_content_key, upload_key, uploads_prefix, validator_usage_key,
+    content_pool_key, upload_by_content_key, upload_key, uploads_prefix, validator_usage_key,
 };
 pub use manifest::{manifest_sign_bytes, sign_manifest, MANIFEST_DOMAIN};
 pub use state::{UploadsRead, UploadsWrite};

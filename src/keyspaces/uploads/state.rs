@@ -2,7 +2,7 @@
 
 use prost::Message;
 
-use super::keys::{group_usage_key, upload_by_content_key, upload_key, validator_usage_key};
+use super::keys::{content_pool_key, upload_by_content_key, upload_key, validator_usage_key};
 use crate::proto::rights as pb;
 use crate::store::{StateRead, StateWrite, StoreError};
 
@@ -27,9 +27,10 @@ pub trait UploadsRead: StateRead {
         }
     }
 
-    /// Content bytes charged to `group_id`'s budget (0 if none yet).
-    fn group_content_used(&self, group_id: &str) -> Result<u64, StoreError> {
-        self.usage(&group_usage_key(group_id))
+    /// Content bytes charged to `group_id`'s pool, the ungrouped pool when
+    /// it is empty (0 if none yet).
+    fn content_pool_used(&self, group_id: &str) -> Result<u64, StoreError> {
+        self.usage(&content_pool_key(group_id))
     }
 
     /// Encrypted bytes `operator` is named to replicate (0 if none yet).
@@ -59,12 +60,10 @@ pub trait UploadsWrite: StateWrite {
         }
     }
 
-    fn put_group_content_used(&mut self, group_id: &str, bytes: u64) {
-        self.put_raw(group_usage_key(group_id), bytes.to_be_bytes().to_vec());
-    }
-
-    fn put_validator_replicated(&mut self, operator: &[u8], bytes: u64) {
-        self.put_raw(validator_usage_key(operator), bytes.to_be_bytes().to_vec());
+    /// Sets the 8-byte big-endian counter at `key` (a `content_pool_key`
+    /// or `validator_usage_key`).
+    fn put_usage(&mut self, key: &[u8], bytes: u64) {
+        self.put_raw(key.to_vec(), bytes.to_be_bytes().to_vec());
     }
 }
 impl<T: StateWrite + ?Sized> UploadsWrite for T {}
