@@ -6,19 +6,11 @@
 mod inproc;
 use inproc::casbin::{add_model, add_rule, model_id, pubhex, remove_rule, RBAC};
 use inproc::rights::*;
-use stave::grpc::rights::check_access;
-use stave::proto::rights::{CheckAccessRequest, PolicyType as T, Role};
+use stave::proto::rights::{PolicyType as T, Role};
 use stave::tx::Code;
 
 fn ask(w: &World, cid: &[u8], who: u8) -> (bool, u32) {
-    let req = CheckAccessRequest {
-        cid: cid.to_vec(),
-        consumer_pubkey: pk(who).to_vec(),
-        territory: "GB".into(),
-        context: Vec::new(),
-    };
-    let view = w.node.store.view();
-    let r = check_access(&view, &req).expect("CheckAccess answers");
+    let r = w.check_access(cid, who, "GB").expect("CheckAccess answers");
     (r.allowed, r.code)
 }
 

@@ -6,7 +6,9 @@
 
 use tonic::{Request, Response, Status};
 
-use crate::keyspaces::casbin::{self, query, CasbinDecision, CasbinRead, CasbinRequest, ModelId};
+use crate::keyspaces::casbin::{
+    self, query, CacheUse, CasbinDecision, CasbinRead, CasbinRequest, ModelId,
+};
 use crate::proto::casbin::{
     casbin_query_service_server::CasbinQueryService, EnforceRequest, EnforceResponse, IndexedRule,
     ModelRequest, ModelResponse, RulesRequest, RulesResponse,
@@ -98,7 +100,9 @@ impl CasbinQueryService for CasbinQueryServiceImpl {
                 territory: &r.territory,
             };
             let (decision, reason) =
-                match casbin::enforce(view, &r.model_id, &creq).map_err(internal)? {
+                match casbin::enforce_with(view, &r.model_id, &creq, CacheUse::Query)
+                    .map_err(internal)?
+                {
                     CasbinDecision::Allow => ("allow", String::new()),
                     CasbinDecision::Deny(why) => ("deny", why),
                     CasbinDecision::Failed(why) => ("failed", why),

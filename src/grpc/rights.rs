@@ -8,6 +8,7 @@
 use tonic::{Request, Response, Status};
 
 use super::query::{internal, key32, read};
+use crate::keyspaces::casbin::CacheUse;
 use crate::keyspaces::deks::DeksRead;
 use crate::keyspaces::entitlements::{self, EntitlementsRead};
 use crate::keyspaces::grants;
@@ -51,7 +52,14 @@ pub fn check_access(
     let info = view.commit_info().map_err(internal)?;
     let now = block_secs(info.last_block_time_ns);
     let (cid, ctx) = (&req.cid, &req.context);
-    let d = access::decide(view, cid, &consumer, &req.territory, now, ctx).map_err(internal)?;
+    let areq = access::AccessRequest {
+        cid,
+        consumer: &consumer,
+        territory: &req.territory,
+        now,
+        context: ctx,
+    };
+    let d = access::decide_with(view, &areq, CacheUse::Query).map_err(internal)?;
     let policy_type = d.policy_type.into();
     let height = info.height.unwrap_or(0);
     match d.outcome {

@@ -79,8 +79,13 @@ impl Chain {
     /// log. Whether the nonce was consumed (a failed action) or not (a
     /// stateless refusal) is read back from the account.
     pub async fn send(&mut self, seed: u8, action: Action) -> (u32, String) {
+        self.send_all(seed, vec![action]).await
+    }
+
+    /// Like [`Chain::send`], with several actions in one tx.
+    pub async fn send_all(&mut self, seed: u8, actions: Vec<Action>) -> (u32, String) {
         let nonce = self.nonces.get(&seed).copied().unwrap_or(0);
-        let tx = signed(seed, nonce, vec![action]);
+        let tx = signed(seed, nonce, actions);
         self.height += 1;
         let (_, r) = self.node.block(self.height, vec![tx]).await;
         let res = &r.tx_results[0];

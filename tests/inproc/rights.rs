@@ -300,6 +300,23 @@ impl World {
             .unwrap()
     }
 
+    /// `CheckAccess` for `who` on `cid` from `territory` (no context), at
+    /// the latest committed height; an error is the gRPC status code.
+    pub fn check_access(
+        &self,
+        cid: &[u8],
+        who: u8,
+        territory: &str,
+    ) -> Result<pb::CheckAccessResponse, tonic::Code> {
+        let req = pb::CheckAccessRequest {
+            cid: cid.to_vec(),
+            consumer_pubkey: pk(who).to_vec(),
+            territory: territory.into(),
+            context: Vec::new(),
+        };
+        stave::grpc::rights::check_access(&self.node.store.view(), &req).map_err(|s| s.code())
+    }
+
     /// The role `who` holds on `cid`, from committed state.
     pub fn role(&self, cid: &[u8], who: u8) -> Option<pb::Role> {
         use stave::keyspaces::entitlements::EntitlementsRead;

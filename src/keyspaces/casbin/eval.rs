@@ -9,9 +9,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::matcher::{Expr, Func, Operand};
 use super::model::{parse_model, Effect, ModelDef};
-use super::params::{CasbinParams, HARD_REGEX_BYTES};
+use super::params::CasbinParams;
 use super::rules::{compile_policy, empty_row};
-use super::term::{key_match, IpPattern, Term};
+use super::term::{is_match, key_match, IpPattern, Term};
 use super::{CasbinRequest, PType, Rule};
 
 /// Role links followed at most this many hops (casbin-rs's
@@ -25,6 +25,7 @@ pub struct Compiled {
     rows: Vec<Vec<Term>>,
     empty: Vec<Term>,
     roles: BTreeMap<String, BTreeSet<String>>,
+    bytes: usize,
 }
 
 /// Why an evaluation stopped.
@@ -57,21 +58,21 @@ pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 impl Compiled {
-    /// Compiles a stored model and its rules. Stored patterns were checked
-    /// under `max_regex_bytes` when added; they compile here under the hard
-    /// ceiling, so the result does not depend on cache state.
+    /// Compiles a stored model and its rules. Stored patterns passed the
+    /// measure when added, under the same (genesis) params, and compile
+    /// under the safety cap, so the result does not depend on cache state.
     pub fn build(
         text: &str,
         rules: &[(u32, Rule)],
         params: &CasbinParams,
     ) -> Result<Compiled, String> {
-        let def = parse_model(text, params, HARD_REGEX_BYTES).map_err(|e| e.to_string())?;
+        let def = parse_model(text, params, true).map_err(|e| e.to_string())?;
         let mut rows = Vec::new();
         let mut roles: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (i, rule) in rules {
             match (rule.ptype, rule.values.as_slice()) {
                 (PType::P, values) => rows.push(
-                    compile_policy(&def, values, HARD_REGEX_BYTES)
+                    compile_policy(&def, values, params.max_pattern_weight)
                         .map_err(|e| format!("rule {i}: {e}"))?,
                 ),
                 (PType::G, [a, b]) => {
@@ -80,13 +81,47 @@ impl Compiled {
                 (PType::G, v) => return Err(format!("rule {i}: g rule with {} values", v.len())),
             }
         }
-        let empty = empty_row(&def, HARD_REGEX_BYTES);
-        Ok(Compiled {
+        let empty = empty_row(&def);
+        let mut c = Compiled {
             def,
             rows,
             empty,
             roles,
-        })
+            bytes: 0,
+        };
+        c.bytes = c.measure_bytes();
+        Ok(c)
+    }
+
+    /// Heap bytes this compiled model holds, estimated: every term's text
+    /// and compiled patterns (`memory_usage` of each regex), the role
+    /// links, and the structures around them. Searches make their caches
+    /// per call ([`is_match`]), so nothing grows after the build.
+    pub fn memory_usage(&self) -> usize {
+        self.bytes
+    }
+
+    fn measure_bytes(&self) -> usize {
+        let terms = |row: &Vec<Term>| row.iter().map(Term::memory_usage).sum::<usize>();
+        let rows: usize = self.rows.iter().chain([&self.empty]).map(terms).sum();
+        let links: usize = self
+            .roles
+            .iter()
+            .map(|(a, bs)| 64 + a.len() + bs.iter().map(|b| 64 + b.len()).sum::<usize>())
+            .sum();
+        let fields: usize = self
+            .def
+            .request
+            .iter()
+            .chain(&self.def.policy)
+            .map(|f| 24 + f.len())
+            .sum();
+        std::mem::size_of::<Compiled>()
+            + rows
+            + self.rows.len() * std::mem::size_of::<Vec<Term>>()
+            + literal_bytes(&self.def.matcher)
+            + links
+            + fields
     }
 
     /// Whether the model allows `req`, within `budget` operations.
@@ -128,6 +163,20 @@ impl Compiled {
             }
         }
         Ok(stream.res)
+    }
+}
+
+/// Bytes of a matcher tree: its nodes and its literal terms.
+fn literal_bytes(e: &Expr) -> usize {
+    let node = std::mem::size_of::<Expr>();
+    let operand = |o: &Operand| match o {
+        Operand::Lit(t) => t.memory_usage(),
+        _ => 0,
+    };
+    node + match e {
+        Expr::Or(a, b) | Expr::And(a, b) => literal_bytes(a) + literal_bytes(b),
+        Expr::Not(a) => literal_bytes(a),
+        Expr::Eq(a, b) | Expr::Ne(a, b) | Expr::Call(_, a, b) => operand(a) + operand(b),
     }
 }
 
@@ -240,10 +289,10 @@ impl<'a> Eval<'a> {
             Func::KeyMatch => key_match(x, self.text(b, row)?),
             Func::RegexMatch => pat
                 .and_then(|t| t.regex.as_ref())
-                .is_some_and(|r| r.is_match(x)),
+                .is_some_and(|r| is_match(r, x)),
             Func::KeyMatch2 => pat
                 .and_then(|t| t.key2.as_ref())
-                .is_some_and(|r| r.is_match(x)),
+                .is_some_and(|r| is_match(r, x)),
             Func::IpMatch => {
                 let ip = match self.term(a, row)? {
                     Some(t) => t.ip,

@@ -11,7 +11,8 @@
 //! FUNC    := g | keyMatch | keyMatch2 | regexMatch | ipMatch
 //! ```
 
-use super::term::{Kinds, Term};
+use super::term::{self, Kinds, Term};
+use super::CasbinError;
 
 /// Deepest nesting of the matcher (parentheses, `!`, operators).
 pub const MAX_DEPTH: usize = 24;
@@ -171,7 +172,10 @@ pub struct Scope<'a> {
     pub policy: &'a [String],
     pub has_roles: bool,
     pub max_nodes: usize,
-    pub regex_limit: u32,
+    /// `max_pattern_weight`: the measure's cap on each regex literal.
+    pub max_weight: u32,
+    /// Whether literals are compiled (for evaluation) or only checked.
+    pub compile: bool,
 }
 
 /// The parsed matcher and how it reads each policy field.
@@ -179,6 +183,8 @@ pub struct Parsed {
     pub expr: Expr,
     pub kinds: Vec<Kinds>,
     pub nodes: usize,
+    /// The measure's weight of the literals' patterns, summed.
+    pub weight: u64,
 }
 
 struct Parser<'a> {
@@ -187,28 +193,41 @@ struct Parser<'a> {
     scope: &'a Scope<'a>,
     kinds: Vec<Kinds>,
     nodes: usize,
+    weight: u64,
+    /// A cap hit while parsing: reported as itself, not as a subset error.
+    cap: Option<CasbinError>,
 }
 
 /// Parses a matcher against its model's fields.
 ///
 /// # Errors
-/// A message naming the first thing outside the subset.
-pub fn parse(text: &str, scope: &Scope<'_>) -> Result<Parsed, String> {
+/// `CapExceeded` for a cap (nodes, a literal's pattern weight), otherwise
+/// `InvalidModel` naming the first thing outside the subset.
+pub fn parse(text: &str, scope: &Scope<'_>) -> Result<Parsed, CasbinError> {
+    let invalid = |e: String| CasbinError::InvalidModel(format!("matcher: {e}"));
     let mut p = Parser {
-        toks: tokenize(text)?,
+        toks: tokenize(text).map_err(invalid)?,
         pos: 0,
         scope,
         kinds: vec![Kinds::default(); scope.policy.len()],
         nodes: 0,
+        weight: 0,
+        cap: None,
     };
-    let expr = p.expr(0)?;
+    let expr = match p.expr(0) {
+        Ok(e) => e,
+        Err(e) => return Err(p.cap.take().unwrap_or_else(|| invalid(e))),
+    };
     if let Some(t) = p.toks.get(p.pos) {
-        return Err(format!("unexpected {t:?} after the end of the matcher"));
+        return Err(invalid(format!(
+            "unexpected {t:?} after the end of the matcher"
+        )));
     }
     Ok(Parsed {
         expr,
         kinds: p.kinds,
         nodes: p.nodes,
+        weight: p.weight,
     })
 }
 
@@ -237,10 +256,9 @@ impl Parser<'_> {
     fn node(&mut self, depth: usize) -> Result<(), String> {
         self.nodes += 1;
         if self.nodes > self.scope.max_nodes {
-            return Err(format!(
-                "the matcher has more than {} nodes",
-                self.scope.max_nodes
-            ));
+            let max = self.scope.max_nodes as u32;
+            self.cap = Some(CasbinError::cap("matcher nodes", self.nodes, max));
+            return Err(format!("the matcher has more than {max} nodes"));
         }
         if depth > MAX_DEPTH {
             return Err(format!("the matcher nests deeper than {MAX_DEPTH}"));
@@ -337,14 +355,36 @@ impl Parser<'_> {
         Ok(Expr::Call(f, a, b))
     }
 
+    /// A literal, checked by the measure (and compiled when the scope asks).
+    fn literal(&mut self, lit: &str, kinds: Kinds) -> Result<Term, String> {
+        let checked = term::check(lit, kinds, self.scope.max_weight).and_then(|w| {
+            let t = match self.scope.compile {
+                true => Term::build(lit, kinds)?,
+                false => Term::text_only(lit),
+            };
+            Ok((t, w))
+        });
+        match checked {
+            Ok((t, w)) => {
+                self.weight = self.weight.saturating_add(w);
+                Ok(t)
+            }
+            Err(CasbinError::InvalidRule(m)) => Err(m),
+            Err(e) => {
+                let msg = e.to_string();
+                self.cap = Some(e);
+                Err(msg)
+            }
+        }
+    }
+
     fn operand(&mut self, kinds: Kinds) -> Result<Operand, String> {
         match self.next()? {
             Tok::Str(lit) => {
                 if let Some(problem) = literal_problem(&lit) {
                     return Err(problem);
                 }
-                let term = Term::compile(&lit, kinds, self.scope.regex_limit)?;
-                Ok(Operand::Lit(Box::new(term)))
+                Ok(Operand::Lit(Box::new(self.literal(&lit, kinds)?)))
             }
             Tok::Ident(side) if side == "r" || side == "p" => {
                 self.expect(Tok::Dot)?;

@@ -25,6 +25,7 @@ mod error;
 pub mod eval;
 mod keys;
 pub mod matcher;
+pub mod measure;
 pub mod model;
 mod params;
 pub mod query;
@@ -36,9 +37,10 @@ mod types;
 use std::sync::Arc;
 
 pub use actions::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
+pub use cache::Use as CacheUse;
 pub use error::CasbinError;
 pub use keys::{model_key, rule_key, rules_by_sub_key, rules_prefix, split_rule_key};
-pub use params::{CasbinParams, HARD_REGEX_BYTES, MAX_VALUES};
+pub use params::{CasbinParams, HARD_MODEL_PATTERN_WEIGHT, HARD_PATTERN_WEIGHT, MAX_VALUES};
 pub use state::{CasbinRead, CasbinWrite};
 pub use types::{CasbinModel, ModelId, PType, Rule, MAX_NAME_BYTES};
 
@@ -83,14 +85,15 @@ pub fn model_owner<S: StateRead + ?Sized>(
     Ok(state.casbin_model(&id)?.map(|m| m.owner))
 }
 
-/// The compiled form of a stored model, from the cache or built now.
+/// The compiled form of a stored model, from `which` cache or built now.
 fn compiled<S: StateRead + ?Sized>(
     state: &S,
     model: &CasbinModel,
     params: &CasbinParams,
+    which: CacheUse,
 ) -> Result<Result<Arc<eval::Compiled>, String>, StoreError> {
     let id = model.model_id.as_str();
-    if let Some(hit) = cache::get(id, &model.content_digest) {
+    if let Some(hit) = cache::get(which, id, &model.content_digest) {
         return Ok(Ok(hit));
     }
     let rules = state.casbin_rules(model)?;
@@ -98,14 +101,15 @@ fn compiled<S: StateRead + ?Sized>(
         .and_then(|r| r)
         .map(Arc::new);
     if let Ok(c) = &built {
-        cache::put(id, &model.content_digest, c.clone());
+        cache::put(which, id, &model.content_digest, c.clone());
     }
     Ok(built)
 }
 
-/// Evaluates `model_id`'s model and rules against `req`, reading `state`.
-/// Never panics and never runs unbounded: evaluation is limited by
-/// `params.casbin.max_eval_ops`, and a panic becomes [`CasbinDecision::Failed`].
+/// Evaluates `model_id`'s model and rules against `req`, reading `state`,
+/// on the consensus path (the consensus cache). Never panics and never runs
+/// unbounded: evaluation is limited by `params.casbin.max_eval_ops`, and a
+/// panic becomes [`CasbinDecision::Failed`].
 ///
 /// # Errors
 /// Only a store fault; every problem with the model is a `Failed` decision.
@@ -113,6 +117,20 @@ pub fn enforce<S: StateRead + ?Sized>(
     state: &S,
     model_id: &str,
     req: &CasbinRequest<'_>,
+) -> Result<CasbinDecision, StoreError> {
+    enforce_with(state, model_id, req, CacheUse::Consensus)
+}
+
+/// [`enforce`] through `which` cache: a public query passes
+/// [`CacheUse::Query`], so it never reads or fills the consensus cache.
+///
+/// # Errors
+/// As [`enforce`].
+pub fn enforce_with<S: StateRead + ?Sized>(
+    state: &S,
+    model_id: &str,
+    req: &CasbinRequest<'_>,
+    which: CacheUse,
 ) -> Result<CasbinDecision, StoreError> {
     let id = match ModelId::parse(model_id) {
         Ok(id) => id,
@@ -124,7 +142,7 @@ pub fn enforce<S: StateRead + ?Sized>(
         )));
     };
     let params = state.params()?.unwrap_or_default().casbin;
-    let compiled = match compiled(state, &model, &params)? {
+    let compiled = match compiled(state, &model, &params, which)? {
         Ok(c) => c,
         Err(e) => {
             return Ok(CasbinDecision::Failed(format!(

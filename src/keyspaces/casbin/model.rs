@@ -73,6 +73,8 @@ pub struct ModelDef {
     pub matcher: Expr,
     /// How the matcher reads each policy field.
     pub kinds: Vec<Kinds>,
+    /// The measure's weight of the matcher's regex literals.
+    pub weight: u64,
 }
 
 const SECTIONS: [(&str, &str); 5] = [
@@ -153,16 +155,18 @@ fn fields(value: &str, what: &str) -> Result<Vec<String>, String> {
     Ok(f)
 }
 
-/// Parses and validates a model text against the caps, with `regex_limit`
-/// for the regex literals of its matcher.
+/// Parses and validates a model text against the caps. The matcher's regex
+/// literals are checked by the measure, and compiled only when `compile`
+/// (evaluation); a check compiles nothing.
 ///
 /// # Errors
-/// `CapExceeded` for a text over `max_model_bytes` or a matcher over
-/// `max_matcher_nodes`; `InvalidModel` for anything outside the subset.
+/// `CapExceeded` for a text over `max_model_bytes`, a matcher over
+/// `max_matcher_nodes` or a literal over `max_pattern_weight`;
+/// `InvalidModel` for anything outside the subset.
 pub fn parse_model(
     text: &str,
     params: &CasbinParams,
-    regex_limit: u32,
+    compile: bool,
 ) -> Result<ModelDef, CasbinError> {
     if text.len() > params.max_model_bytes as usize {
         return Err(CasbinError::cap(
@@ -224,19 +228,10 @@ pub fn parse_model(
         policy: &policy,
         has_roles,
         max_nodes: params.max_matcher_nodes as usize,
-        regex_limit,
+        max_weight: params.max_pattern_weight,
+        compile,
     };
-    let parsed = matcher::parse(&m, &scope).map_err(|e| {
-        if e.contains("more than") && e.contains("nodes") {
-            CasbinError::cap(
-                "matcher nodes",
-                params.max_matcher_nodes as usize + 1,
-                params.max_matcher_nodes,
-            )
-        } else {
-            CasbinError::InvalidModel(format!("matcher: {e}"))
-        }
-    })?;
+    let parsed = matcher::parse(&m, &scope)?;
     Ok(ModelDef {
         request,
         policy,
@@ -245,5 +240,6 @@ pub fn parse_model(
         effect,
         matcher: parsed.expr,
         kinds: parsed.kinds,
+        weight: parsed.weight,
     })
 }

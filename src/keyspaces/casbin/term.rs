@@ -4,7 +4,10 @@
 
 use std::net::IpAddr;
 
-use regex::{Regex, RegexBuilder};
+use regex_automata::{meta, util::syntax, Input};
+
+use super::measure::{pattern_weight, NEST_LIMIT, SAFETY_NFA_BYTES};
+use super::CasbinError;
 
 /// How the matcher reads a policy value or literal; a value is compiled
 /// (and, when a rule is added, validated) for each way it is read.
@@ -139,14 +142,44 @@ pub fn key_match2_regex(pattern: &str) -> String {
     out
 }
 
-/// Compiles `pattern` with a compiled-size limit.
-pub fn compile_regex(pattern: &str, limit: u32) -> Result<Regex, String> {
-    RegexBuilder::new(pattern)
-        .size_limit(limit as usize)
-        .dfa_size_limit(limit as usize)
-        .nest_limit(64)
-        .build()
-        .map_err(|e| format!("regex {pattern:?} does not compile within {limit} bytes: {e}"))
+/// Capacity of a lazy DFA's transition cache, and the size limit of a full
+/// DFA (per search; see [`is_match`]).
+pub const DFA_CACHE_BYTES: usize = 64 * 1024;
+
+/// A compiled pattern (`regex-automata`'s meta regex, as the `regex` crate
+/// builds it).
+pub type Regex = meta::Regex;
+
+/// Checks `pattern` against the syntactic measure: its weight must be at
+/// most `max_weight`. This, not the compiler, decides acceptance.
+///
+/// # Errors
+/// `CapExceeded` ("regex pattern weight") over the cap, `InvalidRule` for a
+/// pattern that does not parse.
+pub fn check_pattern(pattern: &str, max_weight: u32) -> Result<u64, CasbinError> {
+    let w = pattern_weight(pattern).map_err(CasbinError::InvalidRule)?;
+    if w > u64::from(max_weight) {
+        return Err(CasbinError::CapExceeded {
+            what: "regex pattern weight",
+            got: w,
+            max: max_weight.into(),
+        });
+    }
+    Ok(w)
+}
+
+/// Compiles a pattern under the safety caps only ([`SAFETY_NFA_BYTES`],
+/// [`DFA_CACHE_BYTES`]); callers check it with [`check_pattern`] first.
+pub fn compile_regex(pattern: &str) -> Result<Regex, String> {
+    let config = meta::Config::new()
+        .nfa_size_limit(Some(SAFETY_NFA_BYTES))
+        .hybrid_cache_capacity(DFA_CACHE_BYTES)
+        .dfa_size_limit(Some(DFA_CACHE_BYTES));
+    meta::Builder::new()
+        .configure(config)
+        .syntax(syntax::Config::new().nest_limit(NEST_LIMIT))
+        .build(pattern)
+        .map_err(|e| format!("regex {pattern:?} does not compile: {e}"))
 }
 
 /// A value (rule value or matcher literal), pre-compiled for each way the
@@ -159,51 +192,98 @@ pub struct Term {
     pub ip: Option<IpPattern>,
 }
 
+/// What a value read in `kinds` weighs under the measure: the weight of
+/// its regex and keyMatch2 patterns (0 when neither reads it).
+///
+/// # Errors
+/// The first way of reading `text` that would not accept it.
+pub fn check(text: &str, kinds: Kinds, max_weight: u32) -> Result<u64, CasbinError> {
+    let mut w = 0;
+    if kinds.regex {
+        w += check_pattern(text, max_weight)?;
+    }
+    if kinds.key2 {
+        w += check_pattern(&key_match2_regex(text), max_weight)?;
+    }
+    match (kinds.ip, kinds.cidr) {
+        (true, _) => IpPattern::parse(text, false).map(drop),
+        (false, true) => IpPattern::parse(text, true).map(drop),
+        _ => Ok(()),
+    }
+    .map_err(CasbinError::InvalidRule)?;
+    Ok(w)
+}
+
 impl Term {
-    /// Compiles `text` for `kinds`.
+    /// Compiles `text` for `kinds`, already checked by [`check`].
     ///
     /// # Errors
-    /// The first way of reading `text` that would not accept it.
-    pub fn compile(text: &str, kinds: Kinds, regex_limit: u32) -> Result<Term, String> {
-        let regex = match kinds.regex {
-            true => Some(compile_regex(text, regex_limit)?),
-            false => None,
-        };
-        let key2 = match kinds.key2 {
-            true => Some(compile_regex(&key_match2_regex(text), regex_limit)?),
-            false => None,
-        };
-        let ip = match (kinds.ip, kinds.cidr) {
-            (true, _) => Some(IpPattern::parse(text, false)?),
-            (false, true) => Some(IpPattern::parse(text, true)?),
-            _ => None,
-        };
+    /// `InvalidRule` when a pattern does not compile under the safety cap
+    /// (which no checked pattern reaches) or an address does not parse.
+    pub fn build(text: &str, kinds: Kinds) -> Result<Term, CasbinError> {
+        let invalid = CasbinError::InvalidRule;
         Ok(Term {
-            text: text.to_string(),
-            regex,
-            key2,
-            ip,
-        })
-    }
-
-    /// Like [`Term::compile`], leaving out what does not compile (for the
-    /// all-empty policy row casbin evaluates when a model has no rules).
-    pub fn lenient(text: &str, kinds: Kinds, regex_limit: u32) -> Term {
-        Term {
             text: text.to_string(),
             regex: kinds
                 .regex
-                .then(|| compile_regex(text, regex_limit).ok())
-                .flatten(),
+                .then(|| compile_regex(text))
+                .transpose()
+                .map_err(invalid)?,
             key2: kinds
                 .key2
-                .then(|| compile_regex(&key_match2_regex(text), regex_limit).ok())
-                .flatten(),
-            ip: (kinds.ip || kinds.cidr)
-                .then(|| IpPattern::parse(text, kinds.cidr && !kinds.ip).ok())
-                .flatten(),
+                .then(|| compile_regex(&key_match2_regex(text)))
+                .transpose()
+                .map_err(invalid)?,
+            ip: Self::ip(text, kinds),
+        })
+    }
+
+    /// The text only, for a check that compiles nothing.
+    pub fn text_only(text: &str) -> Term {
+        Term {
+            text: text.to_string(),
+            regex: None,
+            key2: None,
+            ip: None,
         }
     }
+
+    fn ip(text: &str, kinds: Kinds) -> Option<IpPattern> {
+        (kinds.ip || kinds.cidr)
+            .then(|| IpPattern::parse(text, kinds.cidr && !kinds.ip).ok())
+            .flatten()
+    }
+
+    /// Like [`Term::build`], leaving out what does not compile (for the
+    /// all-empty policy row casbin evaluates when a model has no rules).
+    pub fn lenient(text: &str, kinds: Kinds) -> Term {
+        Term {
+            text: text.to_string(),
+            regex: kinds.regex.then(|| compile_regex(text).ok()).flatten(),
+            key2: kinds
+                .key2
+                .then(|| compile_regex(&key_match2_regex(text)).ok())
+                .flatten(),
+            ip: Self::ip(text, kinds),
+        }
+    }
+
+    /// Heap bytes this term holds (its text and compiled patterns).
+    pub fn memory_usage(&self) -> usize {
+        let regexes = [&self.regex, &self.key2].into_iter().flatten();
+        std::mem::size_of::<Term>()
+            + self.text.capacity()
+            + regexes.map(Regex::memory_usage).sum::<usize>()
+    }
+}
+
+/// Whether `regex` matches `haystack`, with a search cache made for this
+/// call and dropped after it: no cache outlives a search, so a compiled
+/// model holds only what [`Term::memory_usage`] counts.
+pub fn is_match(regex: &Regex, haystack: &str) -> bool {
+    let mut cache = regex.create_cache();
+    let input = Input::new(haystack).earliest(true);
+    regex.search_half_with(&mut cache, &input).is_some()
 }
 
 #[cfg(test)]
@@ -226,8 +306,8 @@ mod tests {
         assert_eq!(key_match2_regex("/foo/:id/x"), "^/foo/[^/]+/x$");
         assert_eq!(key_match2_regex("/foo/*"), "^/foo/.*$");
         assert_eq!(key_match2_regex(":a"), "^[^/]+$");
-        let r = compile_regex(&key_match2_regex("/r/:id"), 1 << 16).unwrap();
-        assert!(r.is_match("/r/1") && !r.is_match("/r/1/2"));
+        let r = compile_regex(&key_match2_regex("/r/:id")).unwrap();
+        assert!(is_match(&r, "/r/1") && !is_match(&r, "/r/1/2"));
     }
 
     #[test]
@@ -248,9 +328,15 @@ mod tests {
     }
 
     #[test]
-    fn huge_regexes_are_refused() {
-        assert!(compile_regex("(", 1 << 16).is_err());
-        assert!(compile_regex("\\w{1000}{1000}", 1 << 16).is_err());
-        assert!(compile_regex("a+b", 1 << 16).is_ok());
+    fn huge_regexes_are_refused_by_the_measure() {
+        let max = 4096;
+        assert!(matches!(
+            check_pattern("(", max),
+            Err(CasbinError::InvalidRule(_))
+        ));
+        let e = check_pattern("\\w{1000}{1000}", max).unwrap_err();
+        assert_eq!(e.code(), crate::tx::Code::CasbinCapExceeded, "{e}");
+        assert!(check_pattern("a+b", max).is_ok());
+        assert!(compile_regex("a+b").is_ok());
     }
 }

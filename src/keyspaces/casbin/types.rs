@@ -154,6 +154,9 @@ pub struct CasbinModel {
     pub rule_indices: Vec<u32>,
     pub content_digest: [u8; 32],
     pub created_height: u64,
+    /// The measure's weight of the matcher's literals and every stored
+    /// rule's patterns (capped by `max_model_pattern_weight`).
+    pub pattern_weight: u64,
 }
 
 impl TryFrom<pb::CasbinModel> for CasbinModel {
@@ -180,6 +183,7 @@ impl TryFrom<pb::CasbinModel> for CasbinModel {
             rule_indices: m.rule_indices,
             content_digest,
             created_height: m.created_height,
+            pattern_weight: m.pattern_weight,
         })
     }
 }
@@ -193,6 +197,7 @@ impl From<&CasbinModel> for pb::CasbinModel {
             rule_indices: m.rule_indices.clone(),
             content_digest: m.content_digest.to_vec(),
             created_height: m.created_height,
+            pattern_weight: m.pattern_weight,
         }
     }
 }

@@ -17,10 +17,12 @@
 //!    scope covers the territory and block time; `ROLE_BASED` asks the
 //!    Casbin model; `CONDITIONAL` needs both the covering entitlement and the
 //!    Casbin model's allow. A Casbin evaluation that cannot complete is a
-//!    deny with `CASBIN_EVALUATION_FAILED`.
+//!    deny with `CASBIN_EVALUATION_FAILED`, and so is a model whose owner no
+//!    longer holds `OWNER` or `ADMIN` on the cid: a model keeps its power
+//!    only while its owner does (review M5).
 
 use super::{hx, RightsError};
-use crate::keyspaces::casbin::{self, CasbinDecision, CasbinRequest};
+use crate::keyspaces::casbin::{self, CacheUse, CasbinDecision, CasbinRequest};
 use crate::keyspaces::entitlements::{scope, EntitlementsRead};
 use crate::keyspaces::policies::{type_of, PoliciesRead};
 use crate::keyspaces::releases::{ern_of, ReleasesRead};
@@ -73,9 +75,22 @@ fn decision(policy_type: T, outcome: Result<String, RightsError>) -> AccessDecis
     }
 }
 
+/// One access request: who asks for which cid, from where, when (block
+/// time, unix seconds), with which `context` (which must meet the
+/// entitlement scope's custom conditions).
+#[derive(Debug, Clone, Copy)]
+pub struct AccessRequest<'a> {
+    pub cid: &'a [u8],
+    pub consumer: &'a [u8; 32],
+    pub territory: &'a str,
+    pub now: u64,
+    pub context: &'a [pb::Condition],
+}
+
 /// Decides whether `consumer` may access `cid` from `territory` at block
 /// time `now` (unix seconds), with the request's `context` (which must meet
-/// the entitlement scope's custom conditions). Only a store fault is an `Err`.
+/// the entitlement scope's custom conditions), on the consensus path. Only a
+/// store fault is an `Err`.
 pub fn decide<S: StateRead + ?Sized>(
     state: &S,
     cid: &[u8],
@@ -84,6 +99,30 @@ pub fn decide<S: StateRead + ?Sized>(
     now: u64,
     context: &[pb::Condition],
 ) -> Result<AccessDecision, StoreError> {
+    let req = AccessRequest {
+        cid,
+        consumer,
+        territory,
+        now,
+        context,
+    };
+    decide_with(state, &req, CacheUse::Consensus)
+}
+
+/// [`decide`], evaluating a Casbin model through `which` cache (a query
+/// passes [`CacheUse::Query`]; the decision is the same).
+pub fn decide_with<S: StateRead + ?Sized>(
+    state: &S,
+    req: &AccessRequest<'_>,
+    which: CacheUse,
+) -> Result<AccessDecision, StoreError> {
+    let AccessRequest {
+        cid,
+        consumer,
+        territory,
+        now,
+        context,
+    } = *req;
     let Some(upload) = state.upload(cid)? else {
         return Ok(decision(
             T::Unspecified,
@@ -119,9 +158,10 @@ pub fn decide<S: StateRead + ?Sized>(
     let outcome = match (ptype, scope_miss) {
         (T::Public, _) => Ok("the policy is PUBLIC".to_string()),
         (T::DirectGrant, None) => Ok(format!("holds {role_name} within its scope")),
-        (T::RoleBased, _) | (T::Conditional, None) => {
-            by_model(state, model, consumer, cid, territory)?
-        }
+        (T::RoleBased, _) | (T::Conditional, None) => match orphaned(state, model, cid)? {
+            Some(why) => Err(RightsError::CasbinFailed(why)),
+            None => by_model(state, model, req, which)?,
+        },
         (_, Some(miss)) => Err(RightsError::AccessDenied(miss)),
         (other, None) => Err(RightsError::UnsupportedPolicyType(
             other.as_str_name().into(),
@@ -180,23 +220,46 @@ fn release_miss<S: StateRead + ?Sized>(
         .then(|| format!("the release is not distributed in {territory}")))
 }
 
+/// Why the policy's Casbin model has lost its power over `cid`: its owner
+/// no longer holds OWNER or ADMIN there (revoked or demoted since the
+/// policy was set), or the model does not exist. `None` while it may decide.
+fn orphaned<S: StateRead + ?Sized>(
+    state: &S,
+    model: &str,
+    cid: &[u8],
+) -> Result<Option<String>, StoreError> {
+    let Some(owner) = casbin::model_owner(state, model)? else {
+        return Ok(Some(format!("casbin model {model:?} does not exist")));
+    };
+    let role = state.role_of(cid, &owner)?;
+    if matches!(role, Some(pb::Role::Owner | pb::Role::Admin)) {
+        return Ok(None);
+    }
+    let held = role.map_or("no role", |r| r.as_str_name());
+    Ok(Some(format!(
+        "casbin model {model:?} has no power over cid {}: its owner {} holds {held}, \
+         not OWNER or ADMIN",
+        hx(cid),
+        hx(&owner)
+    )))
+}
+
 /// The Casbin model's answer for the request (`act = "access"`, hex
 /// subject and object).
 fn by_model<S: StateRead + ?Sized>(
     state: &S,
     model: &str,
-    consumer: &[u8; 32],
-    cid: &[u8],
-    territory: &str,
+    req: &AccessRequest<'_>,
+    which: CacheUse,
 ) -> Result<Result<String, RightsError>, StoreError> {
-    let (sub, obj) = (hx(consumer), hx(cid));
-    let req = CasbinRequest {
+    let (sub, obj) = (hx(req.consumer), hx(req.cid));
+    let creq = CasbinRequest {
         sub: &sub,
         obj: &obj,
         act: CASBIN_ACT,
-        territory,
+        territory: req.territory,
     };
-    Ok(match casbin::enforce(state, model, &req)? {
+    Ok(match casbin::enforce_with(state, model, &creq, which)? {
         CasbinDecision::Allow => Ok(format!("casbin model {model:?} allows")),
         CasbinDecision::Deny(r) => Err(RightsError::AccessDenied(r)),
         CasbinDecision::Failed(r) => Err(RightsError::CasbinFailed(r)),

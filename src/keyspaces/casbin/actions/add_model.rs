@@ -1,7 +1,7 @@
 //! `AddCasbinModel { model_id, perm_model }`: stores a model under
 //! `casbin/models/{model_id}`, owned by the signer.
 
-use super::{charge, initial_digest, parse_id};
+use super::{charge, check_model_weight, initial_digest, parse_id};
 use crate::keyspaces::casbin::model::parse_model;
 use crate::keyspaces::casbin::{model_key, CasbinModel, CasbinRead, CasbinWrite};
 use crate::keyspaces::params::Params;
@@ -39,8 +39,7 @@ impl AddCasbinModel {
     /// The id's shape, the text's size and the whole model against the subset.
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         parse_id(&self.model_id)?;
-        let p = &params.casbin;
-        parse_model(&self.perm_model, p, p.max_regex_bytes)?;
+        parse_model(&self.perm_model, &params.casbin, false)?;
         Ok(())
     }
 
@@ -61,6 +60,8 @@ impl AddCasbinModel {
                 "casbin model {id} already exists"
             )));
         }
+        let def = parse_model(&self.perm_model, &ctx.params.casbin, false)?;
+        check_model_weight(def.weight, &ctx.params.casbin)?;
         let size = (model_key(&id).len() + self.perm_model.len()) as u64;
         charge(state, ctx, size, 0)?;
         state.put_casbin_model(&CasbinModel {
@@ -69,6 +70,7 @@ impl AddCasbinModel {
             perm_model: self.perm_model.clone(),
             rule_indices: Vec::new(),
             created_height: ctx.height,
+            pattern_weight: def.weight,
             model_id: id.clone(),
         });
         ctx.emit(

@@ -1,10 +1,10 @@
 //! `AddCasbinRule { model_id, rule_index, ptype, values }`: stores a rule in
 //! an empty slot of a model the signer owns, and indexes it by subject.
 
-use super::{charge, check_index, owned_model, parse_id, record_change};
+use super::{charge, check_index, check_model_weight, owned_model, parse_id, record_change};
 use crate::keyspaces::casbin::model::parse_model;
 use crate::keyspaces::casbin::rules::{check_against, check_shape};
-use crate::keyspaces::casbin::{rule_key, CasbinRead, CasbinWrite, PType, Rule};
+use crate::keyspaces::casbin::{rule_key, CasbinModel, CasbinRead, CasbinWrite, PType, Rule};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::TxContext;
 use crate::proto::casbin as pb;
@@ -59,10 +59,16 @@ impl AddCasbinRule {
         Ok(())
     }
 
+    /// The cheap checks (slot range, shape, owner, slot taken, duplicate)
+    /// come first; then the rule is checked against the model by the
+    /// measure alone: nothing is compiled here (review M1).
+    ///
     /// # Errors
     /// `NotFound` for an unknown model, `CasbinNotOwner` for another's,
     /// `Conflict` for a taken slot or a rule the model already has,
-    /// `CasbinInvalidRule` for a value the model's functions would refuse.
+    /// `CasbinInvalidRule` for a value the model's functions would refuse,
+    /// `CasbinCapExceeded` for a pattern over `max_pattern_weight` or a
+    /// model total over `max_model_pattern_weight`.
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
@@ -73,26 +79,12 @@ impl AddCasbinRule {
         check_index(self.rule_index, p.max_rules_per_model)?;
         let rule = self.rule()?;
         check_shape(&rule, p)?;
-        let model = owned_model(state, &id, &ctx.signer)?;
-        let def = parse_model(&model.perm_model, p, p.max_regex_bytes)?;
-        check_against(&def, &rule, p)?;
-        if state.casbin_rule(&id, self.rule_index)?.is_some() {
-            return Err(TxError::Conflict(format!(
-                "casbin rule slot {} of {id} is taken",
-                self.rule_index
-            )));
-        }
-        // duplicates are found in verifiable state (the model's slot list,
-        // at most max_rules_per_model reads), never in the index space
-        if let Some((i, _)) = state
-            .casbin_rules(&model)?
-            .into_iter()
-            .find(|(_, r)| *r == rule)
-        {
-            return Err(TxError::Conflict(format!(
-                "model {id} has this rule in slot {i}"
-            )));
-        }
+        let mut model = owned_model(state, &id, &ctx.signer)?;
+        self.check_free(state, &model, &rule)?;
+        let def = parse_model(&model.perm_model, p, false)?;
+        let weight = check_against(&def, &rule, p)?;
+        model.pattern_weight = model.pattern_weight.saturating_add(weight);
+        check_model_weight(model.pattern_weight, p)?;
         let mut same_subject = state.casbin_rules_by_sub(&id, rule.subject())?;
         let size = rule_key(&id, self.rule_index).len() as u64 + rule.stored_size();
         charge(state, ctx, size, 0)?;
@@ -102,6 +94,34 @@ impl AddCasbinRule {
         }
         state.put_casbin_rules_by_sub(&id, rule.subject(), same_subject);
         record_change(state, ctx, model, self.rule_index, Some(&rule));
+        Ok(())
+    }
+
+    /// `Conflict` when the slot is taken or the model has this rule.
+    fn check_free<S: StateWrite>(
+        &self,
+        state: &S,
+        model: &CasbinModel,
+        rule: &Rule,
+    ) -> Result<(), TxError> {
+        let id = &model.model_id;
+        if state.casbin_rule(id, self.rule_index)?.is_some() {
+            return Err(TxError::Conflict(format!(
+                "casbin rule slot {} of {id} is taken",
+                self.rule_index
+            )));
+        }
+        // duplicates are found in verifiable state (the model's slot list,
+        // at most max_rules_per_model reads), never in the index space
+        if let Some((i, _)) = state
+            .casbin_rules(model)?
+            .into_iter()
+            .find(|(_, r)| r == rule)
+        {
+            return Err(TxError::Conflict(format!(
+                "model {id} has this rule in slot {i}"
+            )));
+        }
         Ok(())
     }
 }

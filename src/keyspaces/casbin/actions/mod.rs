@@ -10,7 +10,7 @@ pub use remove_rule::RemoveCasbinRule;
 
 use sha2::{Digest, Sha256};
 
-use super::{CasbinError, CasbinModel, CasbinRead, CasbinWrite, ModelId, Rule};
+use super::{CasbinError, CasbinModel, CasbinParams, CasbinRead, CasbinWrite, ModelId, Rule};
 use crate::keyspaces::accounts::{AccountsRead, AccountsWrite};
 use crate::keyspaces::{Event, TxContext};
 use crate::store::StateWrite;
@@ -18,6 +18,19 @@ use crate::tx::TxError;
 
 fn parse_id(id: &str) -> Result<ModelId, TxError> {
     ModelId::parse(id).map_err(TxError::InvalidArgument)
+}
+
+/// A model's total pattern weight against `max_model_pattern_weight`.
+fn check_model_weight(total: u64, params: &CasbinParams) -> Result<(), TxError> {
+    if total > params.max_model_pattern_weight {
+        return Err(CasbinError::CapExceeded {
+            what: "model pattern weight",
+            got: total,
+            max: params.max_model_pattern_weight,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 fn check_index(index: u32, max: u32) -> Result<(), TxError> {

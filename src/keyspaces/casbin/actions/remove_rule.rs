@@ -2,7 +2,11 @@
 //! signer owns, and its subject index entry.
 
 use super::{charge, check_index, owned_model, parse_id, record_change};
-use crate::keyspaces::casbin::{rule_key, CasbinRead, CasbinWrite};
+use crate::keyspaces::casbin::model::parse_model;
+use crate::keyspaces::casbin::rules::check_against;
+use crate::keyspaces::casbin::{
+    rule_key, CasbinModel, CasbinParams, CasbinRead, CasbinWrite, Rule,
+};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::TxContext;
 use crate::proto::casbin as pb;
@@ -33,6 +37,14 @@ impl From<RemoveCasbinRule> for pb::RemoveCasbinRule {
     }
 }
 
+/// The weight a stored rule added to its model (it passed these checks
+/// under these params when added; 0 if it somehow no longer does).
+fn stored_weight(model: &CasbinModel, rule: &Rule, params: &CasbinParams) -> u64 {
+    parse_model(&model.perm_model, params, false)
+        .and_then(|def| check_against(&def, rule, params))
+        .unwrap_or(0)
+}
+
 impl RemoveCasbinRule {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         parse_id(&self.model_id)?;
@@ -49,10 +61,14 @@ impl RemoveCasbinRule {
     ) -> Result<(), TxError> {
         let id = parse_id(&self.model_id)?;
         check_index(self.rule_index, ctx.params.casbin.max_rules_per_model)?;
-        let model = owned_model(state, &id, &ctx.signer)?;
+        let mut model = owned_model(state, &id, &ctx.signer)?;
         let rule = state.casbin_rule(&id, self.rule_index)?.ok_or_else(|| {
             TxError::NotFound(format!("casbin rule slot {} of {id}", self.rule_index))
         })?;
+        model.pattern_weight =
+            model
+                .pattern_weight
+                .saturating_sub(stored_weight(&model, &rule, &ctx.params.casbin));
         let size = rule_key(&id, self.rule_index).len() as u64 + rule.stored_size();
         charge(state, ctx, 0, size)?;
         state.delete_casbin_rule(&id, self.rule_index);

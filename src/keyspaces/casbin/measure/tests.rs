@@ -1,0 +1,121 @@
+//! The measure bounds what the compiler builds: every pattern the measure
+//! accepts at the hard ceiling of `max_pattern_weight` compiles with an NFA
+//! size limit of an eighth of the safety cap, for the worst cases we know
+//! (Unicode classes under large repetition counts, nested repetitions,
+//! captures, alternations) and for random patterns.
+
+use proptest::prelude::*;
+use regex_automata::{meta, util::syntax};
+
+use super::*;
+use crate::keyspaces::casbin::HARD_PATTERN_WEIGHT;
+
+const HARD: u64 = HARD_PATTERN_WEIGHT as u64;
+
+/// Compiles under `limit` NFA bytes, as the node does under the safety cap.
+fn compiles_within(pattern: &str, limit: usize) -> bool {
+    meta::Builder::new()
+        .configure(meta::Config::new().nfa_size_limit(Some(limit)))
+        .syntax(syntax::Config::new().nest_limit(NEST_LIMIT))
+        .build(pattern)
+        .is_ok()
+}
+
+/// The largest `n` for which `make(n)` weighs at most `HARD`.
+fn largest_accepted(make: &dyn Fn(u32) -> String) -> u32 {
+    let (mut lo, mut hi) = (0u32, 1_000_000u32);
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        match pattern_weight(&make(mid)) {
+            Ok(w) if w <= HARD => lo = mid,
+            _ => hi = mid,
+        }
+    }
+    lo
+}
+
+#[test]
+fn worst_cases_at_the_hard_ceiling_compile_far_under_the_safety_cap() {
+    let templates: [&dyn Fn(u32) -> String; 14] = [
+        &|n| format!("[^a]{{{n}}}"),
+        &|n| format!("\\w{{{n}}}"),
+        &|n| format!("(?u:\\W){{{n}}}"),
+        &|n| format!("\\pL{{{n}}}"),
+        &|n| format!(".{{{n}}}"),
+        &|n| format!("(?i)k{{{n}}}"),
+        &|n| format!("(a|b|c|d){{{n}}}"),
+        &|n| format!("((a)|(b)){{{n}}}"),
+        &|n| format!("(?:a?){{{n}}}"),
+        &|n| format!("(?:(?:[^a]{{{n}}}){{{n}}}){{2}}"),
+        &|n| format!("(?:(?:\\w?){{{n}}}){{{n}}}"),
+        &|n| format!("((((a)))){{{n}}}"),
+        &|n| format!("[01]*1[01]{{{n}}}"),
+        &|n| format!("(?:ab|cd|ef|gh){{{n}}}"),
+    ];
+    let mut big = 0;
+    for make in templates {
+        let n = largest_accepted(make);
+        let p = make(n);
+        let w = pattern_weight(&p).unwrap();
+        assert!(
+            w <= HARD && pattern_weight(&make(n + 1)).unwrap() > HARD,
+            "{p}"
+        );
+        assert!(
+            compiles_within(&p, SAFETY_NFA_BYTES / 8),
+            "{p} (weight {w}) needs more than an eighth of the safety cap"
+        );
+        big += usize::from(!compiles_within(&p, 1 << 20));
+    }
+    assert!(big >= 3, "the sweep reaches NFAs over 1 MiB ({big})");
+}
+
+#[test]
+fn the_measure_counts_what_patterns_expand_to() {
+    let w = |p: &str| pattern_weight(p).unwrap() - BASE_WEIGHT;
+    assert_eq!(w("abc"), 3);
+    assert_eq!(w("[^a]"), 29, "a Unicode class counts its UTF-8 automaton");
+    assert!(w("\\w") > 3000, "\\w is about 770 ranges");
+    assert!(w("[^a]{100}") > 100 * w("[^a]"));
+    assert!(w("(?-u:\\w){100}") < w("\\w{2}"), "ASCII classes are cheap");
+    assert!(pattern_weight("\\w{1000}{1000}").unwrap() > HARD);
+    assert!(pattern_weight("(").is_err());
+    let deep = format!("{}a{}", "(".repeat(70), ")".repeat(70));
+    assert!(
+        pattern_weight(&deep).is_err(),
+        "nests deeper than the limit"
+    );
+}
+
+fn atom() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "a", "[^a]", "\\w", ".", "\\d", "(?i)k", "[0-9a-f]", "\\b", "\\pL", "(?s:.)", "é",
+    ])
+    .prop_map(str::to_string)
+}
+
+fn pattern() -> impl Strategy<Value = String> {
+    atom().prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 1..4).prop_map(|v| v.concat()),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| format!("(?:{})", v.join("|"))),
+            inner.clone().prop_map(|p| format!("({p})")),
+            (inner, 0u32..400, 0u32..400).prop_map(|(p, a, b)| {
+                let (lo, hi) = (a.min(b), a.max(b));
+                format!("(?:{p}){{{lo},{hi}}}")
+            }),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    #[test]
+    fn every_pattern_the_measure_accepts_compiles_under_the_cap(p in pattern()) {
+        if let Ok(w) = pattern_weight(&p) {
+            if w <= HARD {
+                prop_assert!(compiles_within(&p, SAFETY_NFA_BYTES / 8), "{} (weight {})", p, w);
+            }
+        }
+    }
+}
