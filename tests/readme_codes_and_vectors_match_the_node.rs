@@ -1,7 +1,8 @@
 //! The README is checked against the node, so it cannot drift again (a
 //! black-box client found three places where it had):
 //! - every row `| N | \`NAME\` | …` of a code table names a real code, and
-//!   every code the node has has such a row;
+//!   every "`NAME` N" citation has its number;
+//! - `docs/codes.md`, the full table, is generated from `src/tx/codes.rs`;
 //! - `kv.Set`/`kv.Delete` size failures answer the codes the README's table gives;
 //! - a KV token field of the wrong length fails decoding (`DECODE`), and an
 //!   empty token value `KV_BAD_FIELD`, as the README says.
@@ -31,7 +32,6 @@ fn readme_line(start: &str) -> &'static str {
 #[test]
 fn every_code_table_row_names_a_real_code() {
     let mut rows = 0;
-    let mut seen = std::collections::BTreeSet::new();
     for line in README.lines() {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let (Some(num), Some(name)) = (cells.get(1), cells.get(2)) else {
@@ -48,15 +48,80 @@ fn every_code_table_row_names_a_real_code() {
             "README row {line:?}: code {n} is not {name}"
         );
         rows += 1;
-        seen.insert(n);
     }
     assert!(rows >= 17, "found only {rows} code rows");
-    let missing: Vec<String> = Code::ALL
-        .iter()
-        .filter(|c| !seen.contains(&c.value()))
-        .map(|c| format!("{} {}", c.value(), c.name()))
-        .collect();
-    assert!(missing.is_empty(), "codes with no README row: {missing:?}");
+}
+
+/// Wherever the README cites a code with its number (`` `NAME` 12 `` or
+/// `` `NAME` (12) ``), the number is the node's.
+#[test]
+fn every_code_the_readme_cites_has_its_number() {
+    let mut cited = 0;
+    for c in Code::ALL {
+        let tag = format!("`{}`", c.name());
+        for after in README.split(tag.as_str()).skip(1) {
+            let digits: String = after
+                .trim_start_matches([' ', '('])
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let (true, Ok(n)) = (after.starts_with(' '), digits.parse::<u32>()) {
+                assert_eq!(n, c.value(), "README cites {tag} as {n}");
+                cited += 1;
+            }
+        }
+    }
+    assert!(cited >= 20, "found only {cited} citations");
+}
+
+const CODES_RS: &str = include_str!("../src/tx/codes.rs");
+const CODES_MD: &str = include_str!("../docs/codes.md");
+
+/// `docs/codes.md`, every code with its doc comment from `src/tx/codes.rs`.
+fn generated_codes_md() -> String {
+    let body = CODES_RS
+        .split("pub enum Code {")
+        .nth(1)
+        .and_then(|s| s.split("\n}").next())
+        .expect("codes.rs has the Code enum");
+    let mut out = String::from(
+        "# Error codes\n\n\
+         Every code Stave answers, codespace `stave`. The number never changes meaning.\n\
+         Generated from the doc comments in `src/tx/codes.rs`: after changing them, run\n\
+         `STAVE_WRITE_DOCS=1 cargo test --release --test readme_codes_and_vectors_match_the_node`.\n\
+         The README's sections say which actions answer which codes.\n\n\
+         | Code | Name | Meaning |\n| --- | --- | --- |\n",
+    );
+    let mut doc = Vec::new();
+    for line in body.lines().map(str::trim) {
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.trim().to_string());
+        } else if let Some((_, n)) = line.trim_end_matches(',').split_once(" = ") {
+            let n: u32 = n.parse().expect("a variant's value");
+            let code = Code::ALL.iter().find(|c| c.value() == n).expect("in ALL");
+            let meaning = if doc.is_empty() {
+                "Applied.".into()
+            } else {
+                doc.join(" ")
+            };
+            out.push_str(&format!("| {n} | `{}` | {meaning} |\n", code.name()));
+            doc.clear();
+        }
+    }
+    out
+}
+
+#[test]
+fn docs_codes_md_lists_every_code_from_the_source() {
+    let want = generated_codes_md();
+    if std::env::var_os("STAVE_WRITE_DOCS").is_some() {
+        std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/codes.md"), &want).unwrap();
+        return;
+    }
+    assert_eq!(CODES_MD, want, "docs/codes.md is stale: see its header");
+    for c in Code::ALL {
+        assert!(CODES_MD.contains(&format!("| {} | `{}` |", c.value(), c.name())));
+    }
 }
 
 /// A signed tx whose one action is `action`, built as raw protobuf so that

@@ -179,7 +179,8 @@ pub enum Code {
     LocalIo = 409,
     /// Local store: no peer could be reached or answered.
     PeerUnavailable = 410,
-    /// Local store: a fetched DEK unwraps but does not open the content.
+    /// Local store: a fetched DEK unwraps but does not match the manifest's
+    /// `dek_commitment`.
     DekMismatch = 411,
     /// Peer service: too many content streams are open; retry later.
     PeerBusy = 412,
