@@ -220,6 +220,9 @@ async fn idle_connections_leave_the_node_committing(net: &Localnet) {
         &text,
         r#"stave_listener_refused_total{listener="client",reason="full"}"#,
     );
+    eprintln!(
+        "{IDLE_CONNECTIONS} idle connections, cap {CAP}: stave descriptors {baseline} before, {during} during; {full} closed at the cap"
+    );
     assert!(
         full >= (IDLE_CONNECTIONS - CAP) as f64 * 0.9,
         "refusals at the cap: {full}\n{text}"
