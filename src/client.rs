@@ -164,3 +164,25 @@ impl StaveClient {
         })
     }
 }
+
+/// A `LocalService` client on the admin socket (`<home>/admin.sock`).
+pub async fn admin_client(
+    socket: &std::path::Path,
+) -> anyhow::Result<
+    crate::proto::local::local_service_client::LocalServiceClient<tonic::transport::Channel>,
+> {
+    let path = socket.to_path_buf();
+    // the URI is required and ignored: the connector dials the socket
+    let channel = tonic::transport::Endpoint::from_static("http://admin.sock")
+        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+            let path = path.clone();
+            async move {
+                tokio::net::UnixStream::connect(path)
+                    .await
+                    .map(hyper_util::rt::TokioIo::new)
+            }
+        }))
+        .await
+        .map_err(|e| anyhow::anyhow!("connecting to the admin socket {}: {e}", socket.display()))?;
+    Ok(crate::proto::local::local_service_client::LocalServiceClient::new(channel))
+}

@@ -56,6 +56,10 @@ impl Home {
     pub fn default_abci(&self) -> String {
         format!("unix://{}", self.root.join("abci.sock").display())
     }
+    /// The admin socket serving `LocalService` (mode 0600).
+    pub fn admin_socket(&self) -> PathBuf {
+        self.root.join("admin.sock")
+    }
 }
 
 /// `config/stave.toml`.
@@ -64,7 +68,12 @@ impl Home {
 pub struct Config {
     pub moniker: String,
     pub abci: AbciSection,
+    /// The public client API (Tx, Query, Rights, KV, Casbin, Governance).
     pub grpc: ListenSection,
+    /// The validator-to-validator `PeerService`, allow-listed to the
+    /// addresses of ACTIVE and UNBONDING validators.
+    #[serde(default)]
+    pub peer: ListenSection,
     pub metrics: ListenSection,
     pub cometbft: CometSection,
     #[serde(default)]
@@ -73,6 +82,8 @@ pub struct Config {
     pub mempool: MempoolSection,
     #[serde(default)]
     pub storage: StorageSection,
+    #[serde(default)]
+    pub limits: crate::net::Limits,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,7 +109,7 @@ pub enum AbciServer {
     Tower,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListenSection {
     /// `host:port`; empty disables the listener.
@@ -173,6 +184,9 @@ impl Config {
             grpc: ListenSection {
                 listen: "127.0.0.1:9090".into(),
             },
+            peer: ListenSection {
+                listen: "127.0.0.1:9092".into(),
+            },
             metrics: ListenSection {
                 listen: "127.0.0.1:9091".into(),
             },
@@ -182,6 +196,7 @@ impl Config {
             pruning: PruningSection::default(),
             mempool: MempoolSection::default(),
             storage: StorageSection::default(),
+            limits: crate::net::Limits::default(),
         }
     }
 
@@ -204,7 +219,7 @@ impl Config {
         if p.keep_recent > 0 && p.interval == 0 {
             return Err("pruning.interval must be positive when keep_recent is set".into());
         }
-        Ok(())
+        self.limits.validate()
     }
 
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {

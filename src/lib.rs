@@ -29,7 +29,10 @@
 //! - [`app`]: genesis, proposals, FinalizeBlock, Commit, the mempool view.
 //! - [`abci`]: the ABCI socket server and the services (tower-abci `v038`
 //!   types) around the app.
-//! - [`grpc`]: tonic services for clients, the peer service between validators.
+//! - [`grpc`]: tonic services on three listeners: the public client API,
+//!   the allow-listed peer service between validators, the admin socket.
+//! - [`net`]: the listeners' limits (connection caps, allow-list, per-IP
+//!   rates, `RLIMIT_NOFILE`, 0600 Unix sockets).
 //! - [`local`]: the local store (second RocksDB, content store, processing
 //!   scratch, sync state), its reconciler and peer fetches.
 //! - [`crypto`]: DEK wrapping, stream encryption, the key-encryption key.
@@ -50,6 +53,7 @@ pub mod keyfile;
 pub mod keyspaces;
 pub mod local;
 pub mod metrics;
+pub mod net;
 pub mod node;
 pub mod par;
 pub mod proto;

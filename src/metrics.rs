@@ -29,6 +29,11 @@ pub struct Metrics {
     pub local_corrupt_rows: IntCounter,
     /// Ed25519 signatures checked by block verification (`tx::verify`).
     pub signature_checks: IntCounter,
+    /// Connections closed at accept or requests refused, by listener and
+    /// reason (`full`, `not_allowed`, `rate`, `request_rate`).
+    pub listener_refused: IntCounterVec,
+    /// Connections open, by listener.
+    pub listener_connections: IntGaugeVec,
 }
 
 // Bucket bounds must rise strictly: a largest batch of 1 would repeat the bound 1.
@@ -101,6 +106,19 @@ fn build() -> Result<Metrics, prometheus::Error> {
         "Ed25519 signatures checked by block and CheckTx batch verification (a bisected batch counts again)",
     )?;
     registry.register(Box::new(signature_checks.clone()))?;
+    let listener_refused = IntCounterVec::new(
+        Opts::new(
+            "listener_refused_total",
+            "Connections closed at accept, or requests refused, by listener and reason",
+        ),
+        &["listener", "reason"],
+    )?;
+    registry.register(Box::new(listener_refused.clone()))?;
+    let listener_connections = IntGaugeVec::new(
+        Opts::new("listener_connections", "Open connections, by listener"),
+        &["listener"],
+    )?;
+    registry.register(Box::new(listener_connections.clone()))?;
     Ok(Metrics {
         registry,
         height,
@@ -115,6 +133,8 @@ fn build() -> Result<Metrics, prometheus::Error> {
         local_sync,
         local_corrupt_rows,
         signature_checks,
+        listener_refused,
+        listener_connections,
     })
 }
 
@@ -132,15 +152,25 @@ pub fn render() -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-/// Serves `GET /metrics` (any path) over plain HTTP/1.1 until the task is dropped.
-pub async fn serve(listener: tokio::net::TcpListener) {
+/// Serves `GET /metrics` (any path) over plain HTTP/1.1 until the task is
+/// dropped, at most `max_connections` at once (more are closed at accept).
+pub async fn serve(listener: tokio::net::TcpListener, max_connections: usize) {
+    let gate = crate::net::incoming::Gate::new("metrics", max_connections);
     loop {
-        let Ok((mut sock, _)) = listener.accept().await else {
+        let Ok((mut sock, peer)) = listener.accept().await else {
             // e.g. out of file descriptors: back off instead of spinning
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             continue;
         };
+        let permit = match gate.admit(None) {
+            Ok(p) => p,
+            Err(why) => {
+                gate.refused(why, &peer);
+                continue;
+            }
+        };
         tokio::spawn(async move {
+            let _permit = permit;
             let mut buf = [0u8; 1024];
             let _ =
                 tokio::time::timeout(std::time::Duration::from_secs(2), sock.read(&mut buf)).await;
@@ -149,9 +179,13 @@ pub async fn serve(listener: tokio::net::TcpListener) {
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
             );
-            let _ = sock.write_all(head.as_bytes()).await;
-            let _ = sock.write_all(body.as_bytes()).await;
-            let _ = sock.shutdown().await;
+            let write = async {
+                sock.write_all(head.as_bytes()).await?;
+                sock.write_all(body.as_bytes()).await?;
+                sock.shutdown().await
+            };
+            // a reader that stops reading cannot hold its place
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), write).await;
         });
     }
 }

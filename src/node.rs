@@ -1,9 +1,13 @@
-//! `stave start`: opens the chain store and the local store, starts the
-//! consensus actor and the ABCI server, the gRPC API, the metrics endpoint
+//! `stave start`: raises `RLIMIT_NOFILE`, opens the chain store and the
+//! local store, starts the consensus actor and the ABCI server, the three
+//! gRPC listeners (public client, peer, admin socket), the metrics endpoint
 //! and the local store's reconcile worker, and runs until SIGINT/SIGTERM or
 //! until any of them stops.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+
+use futures::FutureExt;
 
 use crate::app::App;
 use crate::client::CometRpc;
@@ -15,6 +19,9 @@ use crate::store::ChainStore;
 /// Runs a node from its home directory.
 pub async fn run(home: &Home) -> anyhow::Result<()> {
     let config = Config::load(&home.config_file())?;
+    let nofile = crate::net::rlimit::raise_nofile();
+    tracing::info!(?nofile, "descriptor limit");
+    crate::grpc::pool::init(config.limits.query_threads);
     for dir in [home.local_dir(), home.snapshots_dir(), home.content_dir()] {
         std::fs::create_dir_all(&dir)?;
     }
@@ -47,25 +54,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
             .await
             .map_err(|e| e.context("abci"))
     });
-    if !config.grpc.listen.is_empty() {
-        let addr: SocketAddr = config.grpc.listen.parse()?;
-        let comet = CometRpc::new(&config.cometbft.rpc);
-        let store = store.clone();
-        tasks.spawn(async move {
-            crate::grpc::serve(addr, store, comet, notifier, local_node)
-                .await
-                .map_err(|e| e.context("grpc"))
-        });
-        tracing::info!(%addr, "gRPC listening");
-    }
-    if !config.metrics.listen.is_empty() {
-        let listener = tokio::net::TcpListener::bind(&config.metrics.listen).await?;
-        tracing::info!(addr = %config.metrics.listen, "metrics listening");
-        tasks.spawn(async move {
-            crate::metrics::serve(listener).await;
-            Ok(())
-        });
-    }
+    spawn_listeners(&mut tasks, home, &config, store, notifier, local_node).await?;
     tracing::info!(abci = %config.abci.listen, "stave started");
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -85,5 +74,84 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     {
         let _ = std::fs::remove_file(path);
     }
+    let _ = std::fs::remove_file(home.admin_socket());
     Ok(())
+}
+
+type Tasks = tokio::task::JoinSet<anyhow::Result<()>>;
+
+/// Binds and serves the public client, peer and admin gRPC listeners and
+/// the metrics endpoint, each with its `[limits]`.
+async fn spawn_listeners(
+    tasks: &mut Tasks,
+    home: &Home,
+    config: &Config,
+    store: ChainStore,
+    notifier: Arc<crate::app::CommitNotifier>,
+    local_node: Arc<LocalNode>,
+) -> anyhow::Result<()> {
+    let limits = Arc::new(config.limits.clone());
+    if !config.grpc.listen.is_empty() {
+        let listener = bind_tcp("gRPC client", &config.grpc.listen).await?;
+        let api = crate::grpc::ClientApi {
+            store: store.clone(),
+            comet: CometRpc::new(&config.cometbft.rpc),
+            notifier: notifier.clone(),
+        };
+        let limits = limits.clone();
+        tasks.spawn(async move {
+            crate::grpc::serve_client(listener, api, &limits)
+                .await
+                .map_err(|e| e.context("grpc client"))
+        });
+    }
+    if config.peer.listen.is_empty() {
+        tracing::warn!("[peer] listen is empty: this node serves no PeerService");
+    } else {
+        let listener = bind_tcp("gRPC peer", &config.peer.listen).await?;
+        let ip = listener.local_addr()?.ip();
+        if !ip.is_unspecified() {
+            crate::local::peer_client::bind_source(ip);
+        }
+        let allow = Arc::new(crate::net::allow::AllowList::default());
+        let heights = notifier.subscribe_height();
+        tasks.spawn(crate::net::allow::keep_fresh(allow.clone(), store.clone(), heights).map(Ok));
+        let (node, limits) = (local_node.clone(), limits.clone());
+        tasks.spawn(async move {
+            crate::grpc::serve_peer(listener, node, allow, &limits)
+                .await
+                .map_err(|e| e.context("grpc peer"))
+        });
+    }
+    let admin = home.admin_socket();
+    let listener = crate::net::unix::bind_private(&admin)?;
+    listener.set_nonblocking(true)?;
+    let listener = tokio::net::UnixListener::from_std(listener)?;
+    tracing::info!(socket = %admin.display(), "gRPC admin listening (mode 0600)");
+    tasks.spawn(async move {
+        crate::grpc::serve_admin(listener, local_node, &limits)
+            .await
+            .map_err(|e| e.context("grpc admin"))
+    });
+    if !config.metrics.listen.is_empty() {
+        let listener = bind_tcp("metrics", &config.metrics.listen).await?;
+        let max = config.limits.metrics_max_connections;
+        tasks.spawn(async move {
+            crate::metrics::serve(listener, max).await;
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+/// Binds `addr` for the listener `what`, saying where.
+async fn bind_tcp(what: &str, addr: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    let sa: SocketAddr = addr
+        .parse()
+        .map_err(|e| anyhow::anyhow!("{what} listen address {addr:?}: {e}"))?;
+    let l = tokio::net::TcpListener::bind(sa)
+        .await
+        .map_err(|e| anyhow::anyhow!("{what}: binding {sa}: {e}"))?;
+    tracing::info!(addr = %sa, "{what} listening");
+    Ok(l)
 }

@@ -162,9 +162,10 @@ async fn submit_uploads(net: &Localnet, ups: &[Upload]) {
 }
 
 fn local_status(net: &Localnet, i: usize) -> Value {
-    let url = net.grpc_url(i);
+    let home = net.stave_home(i);
+    let home = home.to_str().expect("utf-8 home");
     let out = net.stave_cmd(&[
-        "query", "local", "status", "--node", &url, "--output", "json",
+        "query", "local", "status", "--home", home, "--output", "json",
     ]);
     net.expect_success("stave query local status", &out);
     net.json_of("stave query local status", &out)
@@ -250,11 +251,13 @@ async fn local_stores_sync_from_peers_and_rebuild() {
         started.elapsed().as_secs_f64()
     );
 
-    // 3. node 3 is outside B's holder set
+    // 3. node 3 is outside B's holder set (asked from node 3's own IP,
+    // which node 0's peer allow-list admits)
     let (op3, x3) = keys(&net, 3);
+    stave::local::peer_client::bind_source(net.peer_ip(3));
     let target = PeerTarget {
         operator: op(&net, 0).try_into().unwrap(),
-        address: net.grpc_url(0),
+        address: net.peer_addr(0),
     };
     let me = Requester {
         operator: &op3,

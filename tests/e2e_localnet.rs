@@ -318,7 +318,9 @@ async fn step_1_four_validators_come_up_and_commit_blocks(net: &Localnet) {
     done(name, t);
 }
 
-/// gRPC health: every service the node registers reports SERVING.
+/// gRPC health: every service of the public listener reports SERVING; the
+/// peer and admin services are not registered there (they have their own
+/// listeners).
 async fn assert_every_grpc_service_reports_serving(net: &Localnet) {
     use tonic_health::pb::{
         health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest,
@@ -336,8 +338,6 @@ async fn assert_every_grpc_service_reports_serving(net: &Localnet) {
         "stave.kv.v1.KvService",
         "stave.casbin.v1.CasbinQueryService",
         "stave.rights.v1.RightsService",
-        "stave.peer.v1.PeerService",
-        "stave.local.v1.LocalService",
     ] {
         let r = health
             .check(HealthCheckRequest {
@@ -350,6 +350,19 @@ async fn assert_every_grpc_service_reports_serving(net: &Localnet) {
             r.status,
             ServingStatus::Serving as i32,
             "{service} is not serving"
+        );
+    }
+    for service in ["stave.peer.v1.PeerService", "stave.local.v1.LocalService"] {
+        let e = health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect_err(service);
+        assert_eq!(
+            e.code(),
+            tonic::Code::NotFound,
+            "{service} on the public port: {e}"
         );
     }
 }

@@ -42,6 +42,14 @@ pub fn remove_stale_socket(path: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Warns that a non-loopback ABCI address lets anyone who reaches it send
+/// `FinalizeBlock` and `Commit`.
+pub fn warn_unless_loopback(addr: std::net::SocketAddr) {
+    if !addr.ip().to_canonical().is_loopback() {
+        tracing::warn!(%addr, "abci: listening on a non-loopback address; any client that reaches it can drive consensus. Use unix:// or 127.0.0.1");
+    }
+}
+
 /// The bound ABCI socket.
 pub enum Listener {
     Unix(UnixListener),
@@ -54,17 +62,22 @@ enum Conn {
 }
 
 impl Listener {
+    /// Binds a Unix socket with mode 0600 (a stale one is replaced), or a
+    /// TCP address (warned about unless it is loopback): any client of this
+    /// socket can drive consensus (review m6).
     pub fn bind(addr: Addr) -> anyhow::Result<Self> {
         match addr {
             Addr::Unix(path) => {
-                remove_stale_socket(path)?;
-                let l = UnixListener::bind(path)
-                    .map_err(|e| anyhow::anyhow!("abci: binding unix socket {path}: {e}"))?;
+                let l = crate::net::unix::bind_private(std::path::Path::new(path))
+                    .map_err(|e| anyhow::anyhow!("abci: {e:#}"))?;
                 Ok(Listener::Unix(l))
             }
             Addr::Tcp(addr) => {
                 let l = std::net::TcpListener::bind(addr)
                     .map_err(|e| anyhow::anyhow!("abci: binding tcp {addr}: {e}"))?;
+                if let Ok(local) = l.local_addr() {
+                    warn_unless_loopback(local);
+                }
                 Ok(Listener::Tcp(l))
             }
         }

@@ -50,6 +50,23 @@ pub async fn serve(app: App, abci: &AbciSection) -> anyhow::Result<()> {
         .map_err(|_| anyhow::anyhow!("abci: the accept thread died"))?
 }
 
+/// tower-abci binds its own socket: set it to 0600 as soon as it appears
+/// (the `threads` server binds it with 0600 from the start).
+async fn chmod_when_bound(path: String) {
+    use std::os::unix::fs::PermissionsExt;
+    for _ in 0..500 {
+        if std::path::Path::new(&path).exists() {
+            let mode = std::fs::Permissions::from_mode(0o600);
+            if let Err(e) = std::fs::set_permissions(&path, mode) {
+                tracing::error!(%path, error = %e, "abci: socket mode 0600 not set");
+            }
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    tracing::error!(%path, "abci: socket did not appear; mode 0600 not set");
+}
+
 /// tower-abci's server: a tokio task per connection, CheckTx on its own
 /// thread behind a channel.
 async fn serve_tower(h: Handlers, listen: &str) -> anyhow::Result<()> {
@@ -64,9 +81,15 @@ async fn serve_tower(h: Handlers, listen: &str) -> anyhow::Result<()> {
     match listen::Addr::parse(listen) {
         listen::Addr::Unix(path) => {
             listen::remove_stale_socket(path)?;
+            tokio::spawn(chmod_when_bound(path.to_string()));
             server.listen_unix(path).await
         }
-        listen::Addr::Tcp(addr) => server.listen_tcp(addr).await,
+        listen::Addr::Tcp(addr) => {
+            if let Ok(a) = addr.parse() {
+                listen::warn_unless_loopback(a);
+            }
+            server.listen_tcp(addr).await
+        }
     }
     .map_err(|e| anyhow::anyhow!("abci ({listen}): {e}"))
 }

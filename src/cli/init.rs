@@ -17,6 +17,12 @@ pub struct InitArgs {
     /// gRPC listen address (host:port).
     #[arg(long, default_value = "127.0.0.1:9090")]
     pub grpc_addr: String,
+    /// Peer listen address (host:port): the `PeerService` other validators
+    /// call, and the `address` of this validator's genesis fragment. Give
+    /// an IP other validators reach (its IP is also the source of this
+    /// node's own peer calls).
+    #[arg(long, default_value = "127.0.0.1:9092")]
+    pub peer_addr: String,
     /// Metrics listen address (host:port).
     #[arg(long, default_value = "127.0.0.1:9091")]
     pub metrics_addr: String,
@@ -48,7 +54,8 @@ pub fn run(a: InitArgs, out: Output) -> anyhow::Result<()> {
         std::fs::create_dir_all(d)?;
     }
     let mut config = Config::default_for(&home, &a.moniker);
-    config.grpc.listen = a.grpc_addr.clone();
+    config.grpc.listen = a.grpc_addr;
+    config.peer.listen = a.peer_addr.clone();
     config.metrics.listen = a.metrics_addr;
     config.cometbft.rpc = a.cometbft_rpc;
     if let Some(abci) = a.abci {
@@ -62,7 +69,7 @@ pub fn run(a: InitArgs, out: Output) -> anyhow::Result<()> {
         "moniker": a.moniker,
         "operator_key": hex::encode(operator.verifying_key().to_bytes()),
         "x25519_key": hex::encode(x25519),
-        "address": a.grpc_addr,
+        "address": a.peer_addr,
         "power": a.power,
     });
     std::fs::write(

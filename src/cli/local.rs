@@ -1,26 +1,27 @@
-//! `stave query local status`: the node's local store, over gRPC.
+//! `stave query local status`: the node's local store, over the admin
+//! socket (`<home>/admin.sock`).
 
 use serde_json::json;
 
 use super::Output;
-use crate::proto::local::local_service_client::LocalServiceClient;
 use crate::proto::local::LocalStatusRequest;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum LocalQuery {
     /// Counts per sync state, failures with reasons, the last reconcile height.
     Status {
-        #[arg(long, default_value = "http://127.0.0.1:9090")]
-        node: String,
+        /// The node's home; the call goes to `<home>/admin.sock`.
+        #[arg(long, env = "STAVE_HOME")]
+        home: std::path::PathBuf,
     },
 }
 
 pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
     match cmd {
-        LocalQuery::Status { node } => {
-            let s = LocalServiceClient::connect(node.clone())
-                .await
-                .map_err(|e| anyhow::anyhow!("connecting to {node}: {e}"))?
+        LocalQuery::Status { home } => {
+            let socket = crate::config::Home::new(home).admin_socket();
+            let s = crate::client::admin_client(&socket)
+                .await?
                 .status(LocalStatusRequest {})
                 .await?
                 .into_inner();

@@ -27,19 +27,18 @@ fn model_id(s: &str) -> Result<ModelId, Status> {
     ModelId::parse(s).map_err(Status::invalid_argument)
 }
 
-/// Runs `f` over one consistent view, off the async runtime.
+/// Runs `f` over one consistent view, on the bounded query pool.
 async fn with_view<T: Send + 'static>(
     store: &ChainStore,
     f: impl FnOnce(&View<'_>, u64) -> Result<T, Status> + Send + 'static,
 ) -> Result<T, Status> {
     let store = store.clone();
-    tokio::task::spawn_blocking(move || {
+    super::pool::run(move || {
         let view = store.view();
         let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
         f(&view, height)
     })
     .await
-    .map_err(|e| Status::internal(format!("read task: {e}")))?
 }
 
 #[tonic::async_trait]

@@ -1,23 +1,42 @@
-//! gRPC (tonic): one server ([`serve`]) with `TxService`, `QueryService`,
-//! `GovernanceService`, `KvService`, `CasbinQueryService`, `RightsService`,
-//! the validator-to-validator `PeerService` and the local-store
-//! `LocalService`, plus reflection and health.
+//! gRPC (tonic) on three listeners, each with health:
+//! - [`serve_client`], the public client API: `TxService`, `QueryService`,
+//!   `GovernanceService`, `KvService`, `CasbinQueryService`,
+//!   `RightsService`, plus reflection;
+//! - [`serve_peer`], the validator-to-validator `PeerService`, allow-listed
+//!   to the IPs of ACTIVE and UNBONDING validators;
+//! - [`serve_admin`], the operator's `LocalService` on a Unix socket with
+//!   mode 0600.
+//!
+//! Every listener has a connection cap (a semaphore around accept), and the
+//! TCP ones per-IP connection and request rates, tonic's per-connection
+//! concurrency limit, HTTP/2 `max_concurrent_streams`, a maximum
+//! connection age, a unary timeout and keepalive (`[limits]`,
+//! [`crate::net`]). Queries run on the bounded [`pool`].
 
 pub mod casbin;
 pub mod governance;
 pub mod kv;
 pub mod local;
 pub mod peer;
+pub mod pool;
 pub mod query;
 pub mod rights;
 pub mod tx;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
+
+use tokio::net::{TcpListener, UnixListener};
+use tonic::server::NamedService;
+use tonic::service::InterceptorLayer;
+use tonic::transport::Server;
 
 use crate::app::CommitNotifier;
 use crate::client::CometRpc;
 use crate::local::node::LocalNode;
+use crate::net::allow::AllowList;
+use crate::net::incoming::{self, Gate};
+use crate::net::rate::{self, IpRate};
+use crate::net::Limits;
 use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
 use crate::proto::governance::governance_service_server::GovernanceServiceServer;
 use crate::proto::kv::kv_service_server::KvServiceServer;
@@ -27,41 +46,89 @@ use crate::proto::query::query_service_server::QueryServiceServer;
 use crate::proto::rights::rights_service_server::RightsServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
-use tonic::server::NamedService;
 
-/// Serves the gRPC API on `addr` until the future is dropped.
-pub async fn serve(
-    addr: SocketAddr,
-    store: ChainStore,
-    comet: CometRpc,
-    notifier: Arc<CommitNotifier>,
-    local_node: Arc<LocalNode>,
+/// What the public client API serves from.
+pub struct ClientApi {
+    pub store: ChainStore,
+    pub comet: CometRpc,
+    pub notifier: Arc<CommitNotifier>,
+}
+
+/// A health service reporting `names` as serving.
+async fn health(
+    names: &[&str],
+) -> tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health> {
+    let (reporter, service) = tonic_health::server::health_reporter();
+    for name in names {
+        reporter
+            .set_service_status(*name, tonic_health::ServingStatus::Serving)
+            .await;
+    }
+    service
+}
+
+/// The HTTP/2 limits every listener shares.
+fn server(limits: &Limits) -> Server {
+    Server::builder()
+        .concurrency_limit_per_connection(limits.concurrency_per_connection)
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .max_connection_age(limits.max_connection_age())
+        // unary calls only in effect: a stream's body outlives its
+        // handler's future, and stream handlers enforce idle timeouts
+        .timeout(limits.request_timeout())
+        // a peer that goes silent is dropped, with the streams it held
+        .http2_keepalive_interval(Some(limits.keepalive_interval()))
+        .http2_keepalive_timeout(Some(limits.keepalive_timeout()))
+        .tcp_keepalive(Some(limits.keepalive_interval()))
+}
+
+/// A gate for a TCP listener: its cap and the per-IP connection rate.
+fn tcp_gate(name: &'static str, max: usize, limits: &Limits) -> Gate {
+    Gate::new(name, max).rate(Arc::new(IpRate::new(
+        limits.per_ip_connections_per_sec,
+        limits.per_ip_connection_burst,
+    )))
+}
+
+fn request_rate(limits: &Limits) -> Arc<IpRate> {
+    Arc::new(IpRate::new(
+        limits.per_ip_requests_per_sec,
+        limits.per_ip_request_burst,
+    ))
+}
+
+/// Serves the public client API on `listener` until the future is dropped.
+pub async fn serve_client(
+    listener: TcpListener,
+    api: ClientApi,
+    limits: &Limits,
 ) -> anyhow::Result<()> {
-    let (health, health_service) = tonic_health::server::health_reporter();
-    for service in [
+    let health = health(&[
         <TxServiceServer<tx::TxServiceImpl> as NamedService>::NAME,
         <QueryServiceServer<query::QueryServiceImpl> as NamedService>::NAME,
         <GovernanceServiceServer<governance::GovernanceServiceImpl> as NamedService>::NAME,
         <KvServiceServer<kv::KvServiceImpl> as NamedService>::NAME,
         <CasbinQueryServiceServer<casbin::CasbinQueryServiceImpl> as NamedService>::NAME,
         <RightsServiceServer<rights::RightsServiceImpl> as NamedService>::NAME,
-        <PeerServiceServer<peer::PeerServiceImpl> as NamedService>::NAME,
-        <LocalServiceServer<local::LocalServiceImpl> as NamedService>::NAME,
-    ] {
-        health
-            .set_service_status(service, tonic_health::ServingStatus::Serving)
-            .await;
-    }
+    ])
+    .await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    tonic::transport::Server::builder()
-        // a peer that goes silent is dropped, with the streams it held
-        .http2_keepalive_interval(Some(std::time::Duration::from_secs(10)))
-        .http2_keepalive_timeout(Some(std::time::Duration::from_secs(20)))
-        .add_service(health_service)
+    let store = api.store;
+    let gate = tcp_gate("client", limits.client_max_connections, limits);
+    server(limits)
+        .layer(InterceptorLayer::new(rate::interceptor(
+            request_rate(limits),
+            "client",
+        )))
+        .add_service(health)
         .add_service(reflection)
-        .add_service(TxServiceServer::new(tx::TxServiceImpl { comet, notifier }))
+        .add_service(TxServiceServer::new(tx::TxServiceImpl::new(
+            api.comet,
+            api.notifier,
+            limits.request_timeout(),
+        )))
         .add_service(QueryServiceServer::new(query::QueryServiceImpl {
             store: store.clone(),
         }))
@@ -79,16 +146,51 @@ pub async fn serve(
             },
         ))
         .add_service(RightsServiceServer::new(rights::RightsServiceImpl {
-            store: store.clone(),
+            store,
         }))
+        .serve_with_incoming(incoming::admitted(listener, gate))
+        .await?;
+    Ok(())
+}
+
+/// Serves `PeerService` on `listener` to the IPs on `allow` only.
+pub async fn serve_peer(
+    listener: TcpListener,
+    node: Arc<LocalNode>,
+    allow: Arc<AllowList>,
+    limits: &Limits,
+) -> anyhow::Result<()> {
+    let health = health(&[<PeerServiceServer<peer::PeerServiceImpl> as NamedService>::NAME]).await;
+    let gate = tcp_gate("peer", limits.peer_max_connections, limits).allow(allow);
+    server(limits)
+        .layer(InterceptorLayer::new(rate::interceptor(
+            request_rate(limits),
+            "peer",
+        )))
+        .add_service(health)
         .add_service(
-            PeerServiceServer::new(peer::PeerServiceImpl::new(local_node.clone()))
+            PeerServiceServer::new(peer::PeerServiceImpl::new(node))
                 .max_decoding_message_size(peer::MAX_REQUEST_BYTES),
         )
-        .add_service(LocalServiceServer::new(local::LocalServiceImpl::new(
-            local_node,
-        )))
-        .serve(addr)
+        .serve_with_incoming(incoming::admitted(listener, gate))
+        .await?;
+    Ok(())
+}
+
+/// Serves `LocalService` on the admin socket (bound with mode 0600 by
+/// [`crate::net::unix::bind_private`]).
+pub async fn serve_admin(
+    listener: UnixListener,
+    node: Arc<LocalNode>,
+    limits: &Limits,
+) -> anyhow::Result<()> {
+    let health =
+        health(&[<LocalServiceServer<local::LocalServiceImpl> as NamedService>::NAME]).await;
+    let gate = Gate::new("admin", limits.admin_max_connections);
+    server(limits)
+        .add_service(health)
+        .add_service(LocalServiceServer::new(local::LocalServiceImpl::new(node)))
+        .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;
     Ok(())
 }

@@ -26,17 +26,16 @@ pub(crate) fn internal(e: StoreError) -> Status {
     Status::internal(e.to_string())
 }
 
-/// Runs a blocking store read off the async runtime.
+/// Runs a blocking store read off the async runtime, on the bounded
+/// query pool ([`super::pool`]).
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, Status> + Send + 'static,
 ) -> Result<T, Status> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Status::internal(format!("read task: {e}")))?
+    super::pool::run(f).await
 }
 
 /// Runs `f` on one view of the latest committed state, with its height,
-/// on the blocking pool.
+/// on the bounded query pool.
 pub(crate) async fn read<T: Send + 'static>(
     store: &ChainStore,
     f: impl FnOnce(&crate::store::View<'_>, u64) -> Result<T, Status> + Send + 'static,

@@ -52,6 +52,24 @@ impl Drop for ForgetOnDrop {
 pub struct TxServiceImpl {
     pub comet: CometRpc,
     pub notifier: Arc<CommitNotifier>,
+    /// The longest `BroadcastAndWait` wait: [`MAX_WAIT`], or less, so the
+    /// listener's unary timeout (`[limits] request_timeout_secs`) never
+    /// cuts a wait off.
+    pub max_wait: Duration,
+}
+
+impl TxServiceImpl {
+    /// Waits at most a second less than `request_timeout`.
+    pub fn new(comet: CometRpc, notifier: Arc<CommitNotifier>, request_timeout: Duration) -> Self {
+        let max_wait = request_timeout
+            .saturating_sub(Duration::from_secs(1))
+            .clamp(Duration::from_secs(1), MAX_WAIT);
+        TxServiceImpl {
+            comet,
+            notifier,
+            max_wait,
+        }
+    }
 }
 
 impl TxServiceImpl {
@@ -150,8 +168,9 @@ impl TxService for TxServiceImpl {
         let req = req.into_inner();
         let wait = match req.timeout_ms {
             0 => DEFAULT_WAIT,
-            ms => Duration::from_millis(ms).min(MAX_WAIT),
-        };
+            ms => Duration::from_millis(ms),
+        }
+        .min(self.max_wait);
         // Register before broadcasting, so a fast commit is not missed. The
         // guard forgets the registration however this handler ends
         // (error, timeout, or the client going away).

@@ -7,7 +7,13 @@
 //! - No answer can stall a fetch: connections carry HTTP/2 keepalive,
 //!   every stream message must arrive within an idle limit ([`IDLE`] by
 //!   default), and a whole blob within [`deadline`] of its size.
+//! - Connections leave from this node's own peer IP ([`bind_source`]), the
+//!   address its validator record names, so the responder's allow-list
+//!   admits them (on loopback every connection would otherwise leave from
+//!   127.0.0.1).
 
+use std::net::IpAddr;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint};
@@ -45,6 +51,22 @@ pub struct PeerTarget {
     pub address: String,
 }
 
+static SOURCE: OnceLock<IpAddr> = OnceLock::new();
+
+/// Makes every peer connection of this process leave from `ip` (the first
+/// call wins). `stave start` calls it with the IP of `[peer] listen` unless
+/// that is unspecified (`0.0.0.0`), when the OS chooses.
+pub fn bind_source(ip: IpAddr) {
+    if SOURCE.set(ip).is_err() && SOURCE.get() != Some(&ip) {
+        tracing::warn!(%ip, kept = ?SOURCE.get(), "peer source address already set");
+    }
+}
+
+/// The source IP peer connections bind, if any.
+pub fn source() -> Option<IpAddr> {
+    SOURCE.get().copied()
+}
+
 fn remote(t: &PeerTarget, reason: impl std::fmt::Display) -> PeerError {
     PeerError::Remote {
         peer: format!("{} at {}", hex::encode(t.operator), t.address),
@@ -64,6 +86,7 @@ async fn connect(
     let ch = Endpoint::from_shared(url)
         .map_err(|e| remote(t, e))?
         .connect_timeout(Duration::from_secs(3))
+        .local_address(source())
         .http2_keep_alive_interval(Duration::from_secs(10))
         .keep_alive_timeout(Duration::from_secs(20))
         .keep_alive_while_idle(true)

@@ -13,7 +13,9 @@
 //!   node's logs ([`Localnet::fail`]).
 //!
 //! Ports: node `i` uses `P = base_port + 10*i`: gRPC `P`, metrics `P+1`,
-//! CometBFT p2p `P+6`, CometBFT RPC `P+7`. Give every test its own base port
+//! peer gRPC `127.0.0.(i+2):P+2` (its own loopback IP, named in genesis),
+//! CometBFT p2p `P+6`, CometBFT RPC `P+7`; its admin socket is
+//! `<stave home>/admin.sock`. Give every test its own base port
 //! and tests can run in parallel.
 
 use std::future::Future;
@@ -358,6 +360,18 @@ impl Localnet {
     }
     pub fn grpc_url(&self, node: usize) -> String {
         format!("http://127.0.0.1:{}", self.port(node))
+    }
+    /// The loopback IP of node's peer listener (and of its peer calls).
+    pub fn peer_ip(&self, node: usize) -> std::net::IpAddr {
+        std::net::Ipv4Addr::new(127, 0, 0, 2 + node as u8).into()
+    }
+    /// `host:port` of node's peer listener, as its validator record names it.
+    pub fn peer_addr(&self, node: usize) -> String {
+        format!("{}:{}", self.peer_ip(node), self.port(node) + 2)
+    }
+    /// Node's admin socket (`LocalService`).
+    pub fn admin_socket(&self, node: usize) -> PathBuf {
+        self.stave_home(node).join("admin.sock")
     }
     pub fn rpc_url(&self, node: usize) -> String {
         format!("http://127.0.0.1:{}", self.port(node) + 7)

@@ -75,6 +75,28 @@ pub fn list(
     Ok((out, next))
 }
 
+/// The peer `address` of every ACTIVE and UNBONDING validator (the peer
+/// listener's allow-list), in operator-key order.
+pub fn peer_addresses(view: &View<'_>) -> Result<Vec<String>, StoreError> {
+    let listed = [ValidatorStatus::Active, ValidatorStatus::Unbonding].map(|s| s as u32);
+    let mut out = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let rows = view.prefix_list(&validators_prefix(), after.as_deref(), MAX_PAGE)?;
+        for (k, v) in &rows {
+            let r = gen::ValidatorRecord::decode(v.as_slice())
+                .map_err(|e| StoreError::corrupt(k, e))?;
+            if let (true, Some(val)) = (listed.contains(&r.status), r.validator) {
+                out.push(val.address);
+            }
+        }
+        if rows.len() < MAX_PAGE {
+            return Ok(out);
+        }
+        after = rows.last().map(|(k, _)| k.clone());
+    }
+}
+
 /// ABCI query paths of the governance keyspaces, as state keys (`None`: not
 /// a governance path):
 ///

@@ -1,6 +1,9 @@
 //! Lookup (BRC-35 §3.5) and history over committed state, served from the
 //! token indexes: the smallest posting list drives, the other selectors
 //! filter; `any` over tags alone is a k-way merge of the tag lists. No scans.
+//! A lookup's cost is bounded (review m8): `skip` is at most [`MAX_SKIP`],
+//! and one lookup reads at most [`MAX_SCANNED`] index rows and tokens; past
+//! that it is refused (narrow the selectors, or page with `skip`).
 
 use std::collections::VecDeque;
 
@@ -12,6 +15,10 @@ use crate::store::{Space, StateRead, StoreError, View};
 /// Default and largest page of a lookup.
 pub const DEFAULT_LIMIT: u32 = 50;
 pub const MAX_LIMIT: u32 = 1000;
+/// The largest `skip` of a lookup.
+pub const MAX_SKIP: u64 = 10_000;
+/// Index rows and tokens one lookup may read.
+pub const MAX_SCANNED: usize = 50_000;
 
 /// A lookup query. Strings are compared exactly as stored (canonical forms).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,6 +31,7 @@ pub struct Lookup {
     pub any: bool,
     /// 0 means [`DEFAULT_LIMIT`]; more than [`MAX_LIMIT`] is refused.
     pub limit: u32,
+    /// At most [`MAX_SKIP`].
     pub skip: u64,
     /// Newest first instead of oldest first (creation height and index).
     pub desc: bool,
@@ -36,6 +44,10 @@ pub enum LookupError {
     NoSelector,
     #[error("limit {0} is over the maximum of {MAX_LIMIT}")]
     LimitTooLarge(u32),
+    #[error("skip {0} is over the maximum of {MAX_SKIP}; narrow the selectors instead")]
+    SkipTooLarge(u64),
+    #[error("the lookup read {read} index rows and tokens, over the maximum of {MAX_SCANNED}; narrow the selectors")]
+    ScanLimit { read: usize },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -43,6 +55,8 @@ pub enum LookupError {
 /// One posting list read in pages, in either direction.
 struct Cursor<'v, 'a> {
     view: &'v View<'a>,
+    /// Rows read by every cursor of this lookup, with the tokens read.
+    read: &'v std::cell::Cell<usize>,
     prefix: Vec<u8>,
     desc: bool,
     buf: VecDeque<(u64, [u8; 32])>,
@@ -53,9 +67,16 @@ struct Cursor<'v, 'a> {
 const PAGE: usize = 256;
 
 impl<'v, 'a> Cursor<'v, 'a> {
-    fn new(view: &'v View<'a>, sel: Sel, h: &[u8; 32], desc: bool) -> Self {
+    fn new(
+        view: &'v View<'a>,
+        read: &'v std::cell::Cell<usize>,
+        sel: Sel,
+        h: &[u8; 32],
+        desc: bool,
+    ) -> Self {
         Cursor {
             view,
+            read,
             prefix: keys::ix_prefix(sel, h),
             desc,
             buf: VecDeque::new(),
@@ -64,7 +85,7 @@ impl<'v, 'a> Cursor<'v, 'a> {
         }
     }
 
-    fn peek(&mut self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+    fn peek(&mut self) -> Result<Option<(u64, [u8; 32])>, LookupError> {
         if self.buf.is_empty() && !self.done {
             let rows = if self.desc {
                 self.view
@@ -73,6 +94,8 @@ impl<'v, 'a> Cursor<'v, 'a> {
                 self.view
                     .prefix_raw(Space::Index, &self.prefix, self.last.as_deref(), PAGE)?
             };
+            // a seek costs a read even when it finds nothing
+            charge(self.read, rows.len().max(1))?;
             self.done = rows.len() < PAGE;
             self.last = rows.last().map(|(k, _)| k.clone());
             for (k, _) in rows {
@@ -84,7 +107,7 @@ impl<'v, 'a> Cursor<'v, 'a> {
         Ok(self.buf.front().copied())
     }
 
-    fn next(&mut self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+    fn next(&mut self) -> Result<Option<(u64, [u8; 32])>, LookupError> {
         let p = self.peek()?;
         self.buf.pop_front();
         Ok(p)
@@ -101,7 +124,7 @@ impl<'v, 'a> Cursor<'v, 'a> {
 
     /// Moves to the first posting at or past `target` (in this cursor's
     /// order): within the page when it is there, else by seeking the index.
-    fn seek(&mut self, target: (u64, [u8; 32])) -> Result<(), StoreError> {
+    fn seek(&mut self, target: (u64, [u8; 32])) -> Result<(), LookupError> {
         while let Some(p) = self.buf.front() {
             if !self.before(p, &target) {
                 return Ok(());
@@ -129,6 +152,16 @@ impl<'v, 'a> Cursor<'v, 'a> {
             self.buf.pop_front();
         }
         Ok(())
+    }
+}
+
+/// Counts `n` reads against [`MAX_SCANNED`].
+fn charge(read: &std::cell::Cell<usize>, n: usize) -> Result<(), LookupError> {
+    let now = read.get().saturating_add(n);
+    read.set(now);
+    match now > MAX_SCANNED {
+        true => Err(LookupError::ScanLimit { read: now }),
+        false => Ok(()),
     }
 }
 
@@ -163,13 +196,19 @@ fn token_tags(t: &StoredToken) -> Vec<String> {
 ///
 /// # Errors
 /// [`LookupError::NoSelector`] without a selector (an empty tag list is
-/// none); [`LookupError::LimitTooLarge`] over 1,000.
+/// none); [`LookupError::LimitTooLarge`] over 1,000;
+/// [`LookupError::SkipTooLarge`] over [`MAX_SKIP`];
+/// [`LookupError::ScanLimit`] past [`MAX_SCANNED`] reads.
 pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupError> {
     let limit = match q.limit {
         0 => DEFAULT_LIMIT,
         n if n > MAX_LIMIT => return Err(LookupError::LimitTooLarge(n)),
         n => n,
     } as usize;
+    if q.skip > MAX_SKIP {
+        return Err(LookupError::SkipTooLarge(q.skip));
+    }
+    let read = std::cell::Cell::new(0usize);
     let mut fixed: Vec<(Sel, [u8; 32])> = Vec::new();
     for (sel, v) in [
         (Sel::Key, &q.key),
@@ -204,20 +243,20 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
     let (mut cursors, intersect): (Vec<Cursor<'_, '_>>, bool) = if candidates.is_empty() {
         let union = tag_sels
             .iter()
-            .map(|(s, h)| Cursor::new(view, *s, h, q.desc))
+            .map(|(s, h)| Cursor::new(view, &read, *s, h, q.desc))
             .collect();
         (union, false)
     } else if !q.any {
         let all = counted
             .iter()
-            .map(|(_, s, h)| Cursor::new(view, *s, h, q.desc))
+            .map(|(_, s, h)| Cursor::new(view, &read, *s, h, q.desc))
             .collect();
         (all, true)
     } else {
         let driver = counted
             .iter()
             .take(1)
-            .map(|(_, s, h)| Cursor::new(view, *s, h, q.desc))
+            .map(|(_, s, h)| Cursor::new(view, &read, *s, h, q.desc))
             .collect();
         (driver, false)
     };
@@ -237,6 +276,7 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
             skipped += 1;
             continue;
         }
+        charge(&read, 1)?;
         let Some(t) = view.stored_token(&id)? else {
             continue;
         };
@@ -255,7 +295,7 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
 /// The next posting in every one of `cursors` (leapfrog intersection).
 fn next_intersection(
     cursors: &mut [Cursor<'_, '_>],
-) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+) -> Result<Option<(u64, [u8; 32])>, LookupError> {
     let Some(first) = cursors.first_mut() else {
         return Ok(None);
     };
@@ -285,7 +325,7 @@ fn next_intersection(
 fn next_union(
     cursors: &mut [Cursor<'_, '_>],
     desc: bool,
-) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+) -> Result<Option<(u64, [u8; 32])>, LookupError> {
     let mut best: Option<(u64, [u8; 32])> = None;
     for c in cursors.iter_mut() {
         if let Some(p) = c.peek()? {
@@ -383,5 +423,41 @@ pub fn live_token<S: StateRead>(
     match rec.live {
         None => Ok(None),
         Some(id) => state.stored_token(&id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skip_over_the_cap_is_refused_before_any_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::ChainStore::open(dir.path()).unwrap();
+        let view = store.view();
+        let q = Lookup {
+            controller: Some("c".into()),
+            skip: u64::MAX,
+            ..Lookup::default()
+        };
+        let e = lookup(&view, &q).unwrap_err();
+        assert!(matches!(e, LookupError::SkipTooLarge(u64::MAX)), "{e}");
+        assert!(e.to_string().contains(&u64::MAX.to_string()), "{e}");
+        let at_cap = Lookup {
+            skip: MAX_SKIP,
+            ..q
+        };
+        assert!(lookup(&view, &at_cap).unwrap().is_empty());
+    }
+
+    #[test]
+    fn reads_past_the_scan_cap_are_refused() {
+        let read = std::cell::Cell::new(0);
+        assert!(charge(&read, MAX_SCANNED).is_ok());
+        let e = charge(&read, 1).unwrap_err();
+        assert!(
+            matches!(e, LookupError::ScanLimit { read } if read == MAX_SCANNED + 1),
+            "{e}"
+        );
     }
 }
