@@ -147,8 +147,17 @@ fn start(dir: &Path, server: &str, abci: Option<&str>) -> Stave {
     let bin = env!("CARGO_BIN_EXE_stave");
     let home = dir.join("home");
     let mut init = Command::new(bin);
-    init.args(["init", "--grpc-addr", "", "--metrics-addr", "", "--home"])
-        .arg(&home);
+    init.args([
+        "init",
+        "--grpc-addr",
+        "",
+        "--metrics-addr",
+        "",
+        "--peer-addr",
+        "",
+        "--home",
+    ])
+    .arg(&home);
     if let Some(a) = abci {
         init.args(["--abci", a]);
     }
