@@ -186,13 +186,14 @@ async fn huge_skip_is_refused(net: &Localnet) {
 }
 
 /// Sets node 0's client connection cap to [`CAP`], with per-IP connection
-/// rates high enough that the cap, not the rate, decides.
+/// rates and caps high enough that the listener's cap decides.
 fn cap_client_connections(net: &Localnet) {
     let path = net.stave_home(0).join("config/stave.toml");
     let mut c = stave::config::Config::load(&path).unwrap();
     c.limits.client_max_connections = CAP;
     c.limits.per_ip_connections_per_sec = 1_000_000;
     c.limits.per_ip_connection_burst = 1_000_000;
+    c.limits.per_ip_max_connections = 1_000_000;
     c.save(&path).unwrap();
 }
 

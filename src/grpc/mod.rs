@@ -82,12 +82,15 @@ fn server(limits: &Limits) -> Server {
         .tcp_keepalive(Some(limits.keepalive_interval()))
 }
 
-/// A gate for a TCP listener: its cap and the per-IP connection rate.
+/// A gate for a TCP listener: its cap, the per-IP connection rate and the
+/// per-IP cap of open connections.
 fn tcp_gate(name: &'static str, max: usize, limits: &Limits) -> Gate {
-    Gate::new(name, max).rate(Arc::new(IpRate::new(
-        limits.per_ip_connections_per_sec,
-        limits.per_ip_connection_burst,
-    )))
+    Gate::new(name, max)
+        .rate(Arc::new(IpRate::new(
+            limits.per_ip_connections_per_sec,
+            limits.per_ip_connection_burst,
+        )))
+        .per_ip(limits.per_ip_max_connections)
 }
 
 fn request_rate(limits: &Limits) -> Arc<IpRate> {

@@ -1,10 +1,12 @@
 //! Accept streams with limits, for tonic's `serve_with_incoming`: a
 //! connection is admitted only with a permit of the listener's connection
-//! cap, from an allowed IP and within its IP's connection rate. Anything
+//! cap, from an allowed IP, within its IP's connection rate and its IP's
+//! cap of open connections. Anything
 //! else is accepted and closed at once (so the backlog drains and no
 //! descriptor is held), logged at debug and counted in
 //! `stave_listener_refused_total{listener,reason}`.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -32,6 +34,48 @@ pub struct Gate {
     cap: Arc<Semaphore>,
     allow: Option<Arc<AllowList>>,
     rate: Option<Arc<IpRate>>,
+    per_ip: Option<Arc<PerIp>>,
+}
+
+/// Open connections per IP, against a cap. An IP has an entry only while
+/// it holds a connection, so the map never outgrows the listener's cap.
+#[derive(Debug)]
+struct PerIp {
+    max: usize,
+    open: parking_lot::Mutex<BTreeMap<IpAddr, usize>>,
+}
+
+/// One connection's place in its IP's count; given back on drop.
+struct IpSlot {
+    per_ip: Arc<PerIp>,
+    ip: IpAddr,
+}
+
+impl PerIp {
+    fn take(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
+        let mut open = self.open.lock();
+        let n = open.entry(ip).or_insert(0);
+        if *n >= self.max {
+            return None;
+        }
+        *n += 1;
+        Some(IpSlot {
+            per_ip: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut open = self.per_ip.open.lock();
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
 }
 
 /// Why a connection was closed at accept.
@@ -43,6 +87,8 @@ pub enum Refusal {
     NotAllowed,
     /// The IP opened connections faster than its rate.
     Rate,
+    /// The IP holds its cap of open connections.
+    PerIp,
 }
 
 impl Refusal {
@@ -51,6 +97,7 @@ impl Refusal {
             Refusal::Full => "full",
             Refusal::NotAllowed => "not_allowed",
             Refusal::Rate => "rate",
+            Refusal::PerIp => "per_ip",
         }
     }
 }
@@ -63,7 +110,17 @@ impl Gate {
             cap: Arc::new(Semaphore::new(max)),
             allow: None,
             rate: None,
+            per_ip: None,
         }
+    }
+
+    /// Admits at most `max` open connections from one IP.
+    pub fn per_ip(mut self, max: usize) -> Self {
+        self.per_ip = Some(Arc::new(PerIp {
+            max,
+            open: Default::default(),
+        }));
+        self
     }
 
     /// Admits only IPs on `allow`.
@@ -91,6 +148,10 @@ impl Gate {
                 return Err(Refusal::Rate);
             }
         }
+        let ip_slot = match (&self.per_ip, ip) {
+            (Some(per_ip), Some(ip)) => Some(per_ip.take(ip).ok_or(Refusal::PerIp)?),
+            _ => None,
+        };
         let permit = self
             .cap
             .clone()
@@ -102,6 +163,7 @@ impl Gate {
         open.inc();
         Ok(Permit {
             _permit: permit,
+            _ip_slot: ip_slot,
             open,
         })
     }
@@ -124,6 +186,7 @@ impl Gate {
 /// One admitted connection's place; freed when the connection closes.
 pub struct Permit {
     _permit: OwnedSemaphorePermit,
+    _ip_slot: Option<IpSlot>,
     open: prometheus::IntGauge,
 }
 
@@ -258,6 +321,24 @@ mod tests {
         assert_eq!(gate.admit(None).err(), Some(Refusal::Full));
         drop(a);
         assert!(gate.admit(None).is_ok());
+    }
+
+    #[test]
+    fn one_ip_holds_at_most_its_cap_and_others_still_pass() {
+        let gate = Gate::new("test", 8).per_ip(2);
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let first = gate.admit(Some(a)).unwrap();
+        let _second = gate.admit(Some(a)).unwrap();
+        assert_eq!(gate.admit(Some(a)).err(), Some(Refusal::PerIp));
+        assert!(gate.admit(Some(b)).is_ok(), "another IP still passes");
+        drop(first);
+        let _third = gate.admit(Some(a)).unwrap();
+        // a refusal at the listener cap gives the IP's place back
+        let full = Gate::new("test", 1).per_ip(4);
+        let _only = full.admit(Some(a)).unwrap();
+        assert_eq!(full.admit(Some(a)).err(), Some(Refusal::Full));
+        let open = full.per_ip.as_ref().unwrap().open.lock().get(&a).copied();
+        assert_eq!(open, Some(1));
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub struct Limits {
     pub admin_max_connections: usize,
     /// Connections the metrics endpoint serves at once.
     pub metrics_max_connections: usize,
+    /// Connections one IP may hold open at once (client and peer), so no
+    /// single address takes every place of a listener's cap.
+    pub per_ip_max_connections: usize,
     /// New connections one IP may open per second (client and peer).
     pub per_ip_connections_per_sec: u32,
     /// Burst of new connections one IP may open at once.
@@ -54,6 +57,7 @@ impl Default for Limits {
             peer_max_connections: 128,
             admin_max_connections: 8,
             metrics_max_connections: 16,
+            per_ip_max_connections: 256,
             per_ip_connections_per_sec: 20,
             per_ip_connection_burst: 64,
             per_ip_requests_per_sec: 200,
@@ -80,6 +84,7 @@ impl Limits {
                 "metrics_max_connections",
                 self.metrics_max_connections as u64,
             ),
+            ("per_ip_max_connections", self.per_ip_max_connections as u64),
             (
                 "per_ip_connections_per_sec",
                 self.per_ip_connections_per_sec.into(),
