@@ -71,8 +71,10 @@ pub struct Config {
     /// The public client API (Tx, Query, Rights, KV, Casbin, Governance).
     pub grpc: ListenSection,
     /// The validator-to-validator `PeerService`, allow-listed to the
-    /// addresses of ACTIVE and UNBONDING validators.
-    #[serde(default)]
+    /// addresses of ACTIVE and UNBONDING validators. A config written
+    /// before this section existed gets the default, not an empty address
+    /// (which would silently serve no `PeerService`).
+    #[serde(default = "default_peer")]
     pub peer: ListenSection,
     pub metrics: ListenSection,
     pub cometbft: CometSection,
@@ -108,6 +110,15 @@ pub enum AbciServer {
     /// 19% more CPU per tx under load (BENCHMARKS.md (b)); kept as a fallback.
     Tower,
 }
+
+fn default_peer() -> ListenSection {
+    ListenSection {
+        listen: DEFAULT_PEER_LISTEN.into(),
+    }
+}
+
+/// `[peer] listen` when `stave.toml` does not say.
+pub const DEFAULT_PEER_LISTEN: &str = "127.0.0.1:9092";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -184,9 +195,7 @@ impl Config {
             grpc: ListenSection {
                 listen: "127.0.0.1:9090".into(),
             },
-            peer: ListenSection {
-                listen: "127.0.0.1:9092".into(),
-            },
+            peer: default_peer(),
             metrics: ListenSection {
                 listen: "127.0.0.1:9091".into(),
             },
@@ -255,6 +264,11 @@ mod tests {
         let mut bad = back.clone();
         bad.pruning.interval = 0;
         assert!(bad.validate().is_err(), "keep_recent without an interval");
+        // a config from before `[peer]` existed still serves PeerService
+        let old = text.replace("[peer]\nlisten = \"127.0.0.1:9092\"\n", "");
+        assert_ne!(old, text, "{text}");
+        let upgraded: Config = toml::from_str(&old).unwrap();
+        assert_eq!(upgraded.peer.listen, DEFAULT_PEER_LISTEN);
     }
 
     #[test]

@@ -6,6 +6,11 @@
 
 use tonic::{Request, Response, Status};
 
+/// The longest `sub`, `obj` or `act` an `Enforce` query may pass: a regex
+/// call costs up to (pattern size × haystack length), and the operation
+/// budget counts the call, not that product.
+pub const MAX_ENFORCE_FIELD_BYTES: usize = 1024;
+
 use crate::keyspaces::casbin::{
     self, query, CacheUse, CasbinDecision, CasbinRead, CasbinRequest, ModelId,
 };
@@ -91,6 +96,14 @@ impl CasbinQueryService for CasbinQueryServiceImpl {
         req: Request<EnforceRequest>,
     ) -> Result<Response<EnforceResponse>, Status> {
         let r = req.into_inner();
+        for (what, v) in [("sub", &r.sub), ("obj", &r.obj), ("act", &r.act)] {
+            if v.len() > MAX_ENFORCE_FIELD_BYTES {
+                return Err(Status::invalid_argument(format!(
+                    "{what} is {} bytes, over {MAX_ENFORCE_FIELD_BYTES}",
+                    v.len()
+                )));
+            }
+        }
         with_view(&self.store, move |view, height| {
             let creq = CasbinRequest {
                 sub: &r.sub,

@@ -82,6 +82,11 @@ fn server(limits: &Limits) -> Server {
         .tcp_keepalive(Some(limits.keepalive_interval()))
 }
 
+/// The largest request a query service decodes (queries are small; a
+/// decoded request can take many times its wire size). `TxService` keeps
+/// tonic's 4 MiB, the block size.
+pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+
 /// A gate for a TCP listener: its cap, the per-IP connection rate and the
 /// per-IP cap of open connections.
 fn tcp_gate(name: &'static str, max: usize, limits: &Limits) -> Gate {
@@ -132,25 +137,34 @@ pub async fn serve_client(
             api.notifier,
             limits.request_timeout(),
         )))
-        .add_service(QueryServiceServer::new(query::QueryServiceImpl {
-            store: store.clone(),
-        }))
-        .add_service(GovernanceServiceServer::new(
-            governance::GovernanceServiceImpl {
+        .add_service(
+            QueryServiceServer::new(query::QueryServiceImpl {
                 store: store.clone(),
-            },
-        ))
-        .add_service(KvServiceServer::new(kv::KvServiceImpl {
-            store: store.clone(),
-        }))
-        .add_service(CasbinQueryServiceServer::new(
-            casbin::CasbinQueryServiceImpl {
+            })
+            .max_decoding_message_size(MAX_QUERY_BYTES),
+        )
+        .add_service(
+            GovernanceServiceServer::new(governance::GovernanceServiceImpl {
                 store: store.clone(),
-            },
-        ))
-        .add_service(RightsServiceServer::new(rights::RightsServiceImpl {
-            store,
-        }))
+            })
+            .max_decoding_message_size(MAX_QUERY_BYTES),
+        )
+        .add_service(
+            KvServiceServer::new(kv::KvServiceImpl {
+                store: store.clone(),
+            })
+            .max_decoding_message_size(MAX_QUERY_BYTES),
+        )
+        .add_service(
+            CasbinQueryServiceServer::new(casbin::CasbinQueryServiceImpl {
+                store: store.clone(),
+            })
+            .max_decoding_message_size(MAX_QUERY_BYTES),
+        )
+        .add_service(
+            RightsServiceServer::new(rights::RightsServiceImpl { store })
+                .max_decoding_message_size(MAX_QUERY_BYTES),
+        )
         .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;
     Ok(())

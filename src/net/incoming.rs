@@ -7,6 +7,7 @@
 //! `stave_listener_refused_total{listener,reason}`.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -25,6 +26,10 @@ use super::rate::IpRate;
 /// How long accepting pauses after an accept error (out of descriptors,
 /// say) instead of spinning.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// A connection that sends no byte this long after it is admitted is
+/// closed: HTTP/2 has no handshake timeout of its own, so a silent
+/// connection would hold its place until `max_connection_age`.
+pub const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a listener admits.
 #[derive(Clone)]
@@ -149,7 +154,11 @@ impl Gate {
             }
         }
         let ip_slot = match (&self.per_ip, ip) {
-            (Some(per_ip), Some(ip)) => Some(per_ip.take(ip).ok_or(Refusal::PerIp)?),
+            (Some(per_ip), Some(ip)) => Some(
+                per_ip
+                    .take(super::rate::subject(ip))
+                    .ok_or(Refusal::PerIp)?,
+            ),
             _ => None,
         };
         let permit = self
@@ -196,19 +205,46 @@ impl Drop for Permit {
     }
 }
 
-/// An admitted connection: the stream and its [`Permit`].
+/// An admitted connection: the stream, its [`Permit`], and the deadline
+/// for its first byte.
 pub struct Conn<S> {
     inner: S,
     _permit: Permit,
+    first_byte: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> Conn<S> {
+    fn new(inner: S, permit: Permit) -> Self {
+        Conn {
+            inner,
+            _permit: permit,
+            first_byte: Some(Box::pin(tokio::time::sleep(FIRST_BYTE_TIMEOUT))),
+        }
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Conn<S> {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Some(deadline) = this.first_byte.as_mut() {
+            match &read {
+                Poll::Ready(Ok(())) if buf.filled().len() > before => this.first_byte = None,
+                Poll::Pending if deadline.as_mut().poll(cx).is_ready() => {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "no byte within the first-byte timeout",
+                    )));
+                }
+                _ => {}
+            }
+        }
+        read
     }
 }
 
@@ -289,10 +325,7 @@ pub fn admitted<L: Acceptor>(listener: L, gate: Gate) -> Incoming<L::Io> {
                 match futures::future::poll_fn(|cx| l.poll_next_conn(cx)).await {
                     Ok((inner, ip)) => match gate.admit(ip) {
                         Ok(permit) => {
-                            let conn = Conn {
-                                inner,
-                                _permit: permit,
-                            };
+                            let conn = Conn::new(inner, permit);
                             return Some((Ok::<_, std::io::Error>(conn), (l, gate)));
                         }
                         Err(why) => gate.refused(why, &ip),
@@ -339,6 +372,30 @@ mod tests {
         assert_eq!(full.admit(Some(a)).err(), Some(Refusal::Full));
         let open = full.per_ip.as_ref().unwrap().open.lock().get(&a).copied();
         assert_eq!(open, Some(1));
+    }
+
+    /// A connection that never sends a byte is closed after
+    /// [`FIRST_BYTE_TIMEOUT`]; one that sends keeps its place.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_connection_is_closed_after_the_first_byte_timeout() {
+        use futures::StreamExt;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut incoming = admitted(listener, Gate::new("test", 4));
+        let _silent = TcpStream::connect(addr).await.unwrap();
+        let mut conn = incoming.next().await.unwrap().unwrap();
+        let mut buf = [0u8; 8];
+        let err = conn.read(&mut buf).await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+
+        let mut talker = TcpStream::connect(addr).await.unwrap();
+        let mut conn = incoming.next().await.unwrap().unwrap();
+        talker.write_all(b"PRI").await.unwrap();
+        assert_eq!(conn.read(&mut buf).await.unwrap(), 3);
+        tokio::time::advance(FIRST_BYTE_TIMEOUT * 2).await;
+        talker.write_all(b"!").await.unwrap();
+        assert_eq!(conn.read(&mut buf).await.unwrap(), 1, "still open");
     }
 
     #[test]

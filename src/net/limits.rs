@@ -57,7 +57,7 @@ impl Default for Limits {
             peer_max_connections: 128,
             admin_max_connections: 8,
             metrics_max_connections: 16,
-            per_ip_max_connections: 256,
+            per_ip_max_connections: 64,
             per_ip_connections_per_sec: 20,
             per_ip_connection_burst: 64,
             per_ip_requests_per_sec: 200,

@@ -37,7 +37,21 @@ impl IpRate {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.limiter.retain_recent();
         }
-        self.limiter.check_key(&ip.to_canonical()).is_ok()
+        self.limiter.check_key(&subject(ip)).is_ok()
+    }
+}
+
+/// What per-IP limits count as one client: an IPv4 address, or an IPv6
+/// /64 (one host usually holds a whole /64, so single IPv6 addresses would
+/// give one attacker millions of buckets).
+pub fn subject(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let mut o = v6.octets();
+            o[8..].fill(0);
+            IpAddr::V6(o.into())
+        }
+        v4 => v4,
     }
 }
 
@@ -69,6 +83,13 @@ mod tests {
     #[test]
     fn a_burst_is_allowed_then_refused_per_ip() {
         let r = IpRate::new(1, 3);
+        let (x, y): (IpAddr, IpAddr) = (
+            "2001:db8::1".parse().unwrap(),
+            "2001:db8::ffff:2".parse().unwrap(),
+        );
+        assert_eq!(subject(x), subject(y), "one /64, one subject");
+        let z: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        assert_eq!(subject(z), "10.0.0.1".parse::<IpAddr>().unwrap());
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         let b: IpAddr = "10.0.0.2".parse().unwrap();
         assert!((0..3).all(|_| r.check(a)));

@@ -12,7 +12,8 @@ pub const MAX_VALUES: u32 = 6;
 /// NFA of under 3 MiB, far under the compiler's safety cap.
 pub const HARD_PATTERN_WEIGHT: u32 = 1 << 16;
 /// Hard ceiling of `max_model_pattern_weight`: bounds the memory one model
-/// takes to compile (about 40 bytes of NFA per unit, so about 160 MiB).
+/// takes to compile (at most about 50 bytes compiled per unit with the
+/// one-pass DFA off, so about 200 MiB; `measure::tests`).
 pub const HARD_MODEL_PATTERN_WEIGHT: u64 = 1 << 22;
 
 /// Caps of the casbin/ keyspaces (domain type of `stave.casbin.v1.CasbinParams`).

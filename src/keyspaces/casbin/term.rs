@@ -170,8 +170,14 @@ pub fn check_pattern(pattern: &str, max_weight: u32) -> Result<u64, CasbinError>
 
 /// Compiles a pattern under the safety caps only ([`SAFETY_NFA_BYTES`],
 /// [`DFA_CACHE_BYTES`]); callers check it with [`check_pattern`] first.
+///
+/// The one-pass DFA is off and only the implicit group is kept: a pattern
+/// with an explicit group or a Unicode `\b` would otherwise get a one-pass
+/// table of up to 1 MiB whatever its weight (matching needs no captures).
 pub fn compile_regex(pattern: &str) -> Result<Regex, String> {
     let config = meta::Config::new()
+        .onepass(false)
+        .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
         .nfa_size_limit(Some(SAFETY_NFA_BYTES))
         .hybrid_cache_capacity(DFA_CACHE_BYTES)
         .dfa_size_limit(Some(DFA_CACHE_BYTES));

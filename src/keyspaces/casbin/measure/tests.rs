@@ -119,3 +119,45 @@ proptest! {
         }
     }
 }
+
+/// What a compiled pattern holds (`memory_usage`, the figure the compiled
+/// cache accounts) grows with its weight, for shapes that would get a
+/// one-pass table (explicit groups, Unicode `\b`, many distinct bytes)
+/// as well as the rest (review of B1: the weight bounded only the NFA).
+/// Bytes of compiled regex per unit of weight, at most (both NFAs, the
+/// prefilter and the rest `memory_usage` counts).
+const BYTES_PER_WEIGHT: u64 = 64;
+
+#[test]
+fn compiled_memory_grows_with_the_weight() {
+    let distinct: String = (0x21u8..0x7f)
+        .map(char::from)
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let templates: [&dyn Fn(u32) -> String; 6] = [
+        &|n| format!("({})", distinct.repeat(n as usize / 64 + 1)),
+        &|n| format!("\\b(a|b){{{n}}}\\b"),
+        &|n| format!("([a-z0-9]{{{n}}})"),
+        &|n| format!("[^a]{{{n}}}"),
+        &|n| format!("((a)|(b)){{{n}}}"),
+        &|n| format!("(?:ab|cd|ef|gh){{{n}}}"),
+    ];
+    for limit in [8_192u64, HARD] {
+        for make in templates {
+            let mut n = 1u32;
+            while pattern_weight(&make(n * 2)).is_ok_and(|w| w <= limit) {
+                n *= 2;
+            }
+            let p = make(n);
+            let w = pattern_weight(&p).unwrap();
+            let bytes = crate::keyspaces::casbin::term::compile_regex(&p)
+                .unwrap()
+                .memory_usage() as u64;
+            assert!(
+                bytes <= BYTES_PER_WEIGHT * w + 4096,
+                "{} (weight {w}) holds {bytes} bytes",
+                &p[..p.len().min(40)]
+            );
+        }
+    }
+}

@@ -19,6 +19,8 @@ pub const MAX_LIMIT: u32 = 1000;
 pub const MAX_SKIP: u64 = 10_000;
 /// Index rows and tokens one lookup may read.
 pub const MAX_SCANNED: usize = 50_000;
+/// Tags one lookup may name (a token carries at most 16).
+pub const MAX_LOOKUP_TAGS: usize = 16;
 
 /// A lookup query. Strings are compared exactly as stored (canonical forms).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,6 +48,8 @@ pub enum LookupError {
     LimitTooLarge(u32),
     #[error("skip {0} is over the maximum of {MAX_SKIP}; narrow the selectors instead")]
     SkipTooLarge(u64),
+    #[error("{0} tags are over the maximum of {MAX_LOOKUP_TAGS}")]
+    TooManyTags(usize),
     #[error("the lookup read {read} index rows and tokens, over the maximum of {MAX_SCANNED}; narrow the selectors")]
     ScanLimit { read: usize },
     #[error(transparent)]
@@ -207,6 +211,9 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
     } as usize;
     if q.skip > MAX_SKIP {
         return Err(LookupError::SkipTooLarge(q.skip));
+    }
+    if q.tags.len() > MAX_LOOKUP_TAGS {
+        return Err(LookupError::TooManyTags(q.tags.len()));
     }
     let read = std::cell::Cell::new(0usize);
     let mut fixed: Vec<(Sel, [u8; 32])> = Vec::new();
