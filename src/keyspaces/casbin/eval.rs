@@ -284,7 +284,12 @@ impl<'a> Eval<'a> {
     ) -> Result<bool, EvalError> {
         let x = self.text(a, row)?;
         let pat = self.term(b, row)?;
-        self.charge(1 + x.len() as u64 / 16)?;
+        let weight = match f {
+            Func::RegexMatch => pat.map_or(0, |t| t.regex_weight),
+            Func::KeyMatch2 => pat.map_or(0, |t| t.key2_weight),
+            _ => 0,
+        };
+        self.charge(call_cost(x.len(), weight))?;
         Ok(match f {
             Func::KeyMatch => key_match(x, self.text(b, row)?),
             Func::RegexMatch => pat
@@ -334,3 +339,16 @@ impl<'a> Eval<'a> {
         Ok(false)
     }
 }
+
+/// Operations a matcher call is charged: its haystack, plus, for a regex,
+/// the pattern's weight times the haystack (a search can cost the compiled
+/// size times the input when the lazy DFA gives up). Pure in the pattern
+/// text and the input, so a cached or a fresh compile cost the same.
+pub fn call_cost(haystack_len: usize, pattern_weight: u64) -> u64 {
+    let len = haystack_len as u64;
+    1 + len / 16 + pattern_weight.saturating_mul(len + 1) / REGEX_COST_DIVISOR
+}
+
+/// Weight × input bytes per operation: a 100-unit pattern over a 64-byte
+/// request costs 26 operations; an 8,192-unit one over 1 KiB, about 33,000.
+pub const REGEX_COST_DIVISOR: u64 = 256;

@@ -196,6 +196,17 @@ pub struct Term {
     pub regex: Option<Regex>,
     pub key2: Option<Regex>,
     pub ip: Option<IpPattern>,
+    /// The measure's weight of `regex` and of `key2` (0 without one): a
+    /// match is charged by it, whatever the crate compiled.
+    pub regex_weight: u64,
+    pub key2_weight: u64,
+}
+
+/// The measure's weight of a pattern that compiled (0 if it has none).
+fn weight_of(regex: &Option<Regex>, pattern: &str) -> u64 {
+    regex
+        .as_ref()
+        .map_or(0, |_| pattern_weight(pattern).unwrap_or(0))
 }
 
 /// What a value read in `kinds` weighs under the measure: the weight of
@@ -228,18 +239,23 @@ impl Term {
     /// (which no checked pattern reaches) or an address does not parse.
     pub fn build(text: &str, kinds: Kinds) -> Result<Term, CasbinError> {
         let invalid = CasbinError::InvalidRule;
+        let key2_pattern = key_match2_regex(text);
+        let regex = kinds
+            .regex
+            .then(|| compile_regex(text))
+            .transpose()
+            .map_err(invalid)?;
+        let key2 = kinds
+            .key2
+            .then(|| compile_regex(&key2_pattern))
+            .transpose()
+            .map_err(invalid)?;
         Ok(Term {
             text: text.to_string(),
-            regex: kinds
-                .regex
-                .then(|| compile_regex(text))
-                .transpose()
-                .map_err(invalid)?,
-            key2: kinds
-                .key2
-                .then(|| compile_regex(&key_match2_regex(text)))
-                .transpose()
-                .map_err(invalid)?,
+            regex_weight: weight_of(&regex, text),
+            key2_weight: weight_of(&key2, &key2_pattern),
+            regex,
+            key2,
             ip: Self::ip(text, kinds),
         })
     }
@@ -251,6 +267,8 @@ impl Term {
             regex: None,
             key2: None,
             ip: None,
+            regex_weight: 0,
+            key2_weight: 0,
         }
     }
 
@@ -263,13 +281,18 @@ impl Term {
     /// Like [`Term::build`], leaving out what does not compile (for the
     /// all-empty policy row casbin evaluates when a model has no rules).
     pub fn lenient(text: &str, kinds: Kinds) -> Term {
+        let key2_pattern = key_match2_regex(text);
+        let regex = kinds.regex.then(|| compile_regex(text).ok()).flatten();
+        let key2 = kinds
+            .key2
+            .then(|| compile_regex(&key2_pattern).ok())
+            .flatten();
         Term {
             text: text.to_string(),
-            regex: kinds.regex.then(|| compile_regex(text).ok()).flatten(),
-            key2: kinds
-                .key2
-                .then(|| compile_regex(&key_match2_regex(text)).ok())
-                .flatten(),
+            regex_weight: weight_of(&regex, text),
+            key2_weight: weight_of(&key2, &key2_pattern),
+            regex,
+            key2,
             ip: Self::ip(text, kinds),
         }
     }

@@ -295,3 +295,44 @@ fn role_links_stop_after_nine_hops() {
         CasbinDecision::Deny(_)
     ));
 }
+
+/// Review M1: a regex call is charged by the pattern's weight times the
+/// input, so a heavy pattern over a long request spends the operation
+/// budget (a failed decision) where a light one does not. The charge is a
+/// function of the pattern text, never of what the crate compiled.
+#[test]
+fn a_regex_call_is_charged_by_its_pattern_weight() {
+    let mut s = genesis();
+    let text = model_with(
+        "regexMatch(r.obj, p.obj) && r.sub == p.sub",
+        "sub, obj, act",
+        ALLOW,
+    );
+    let (light, heavy) = (id(6, "light"), id(6, "heavy"));
+    for (m, pattern) in [(&light, "^song-[0-9]+$"), (&heavy, "b{4000}[^b]")] {
+        run(&mut s, owner(6), add_model(m, &text)).unwrap();
+        run(
+            &mut s,
+            owner(6),
+            add_rule(m, 0, "p", &["alice", pattern, "read"]),
+        )
+        .unwrap();
+    }
+    let obj = "b".repeat(1024);
+    let heavy_cost = eval::call_cost(obj.len(), measure::pattern_weight("b{4000}[^b]").unwrap());
+    assert!(heavy_cost > 10_000, "{heavy_cost}");
+    assert!(eval::call_cost(obj.len(), 0) < 100);
+    let mut tight = Params::default();
+    tight.casbin.max_eval_ops = 10_000;
+    let mut ov = Overlay::new(&s);
+    ov.put_params(&tight);
+    let c = ov.into_changes();
+    apply(&mut s, c);
+    let d = enforce(&s, &heavy, &req("alice", &obj, "read")).unwrap();
+    assert!(
+        matches!(&d, CasbinDecision::Failed(why) if why.contains("budget")),
+        "{d:?}"
+    );
+    let d = enforce(&s, &light, &req("alice", &obj, "read")).unwrap();
+    assert!(matches!(d, CasbinDecision::Deny(_)), "{d:?}");
+}
