@@ -21,6 +21,9 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     let config = Config::load(&home.config_file())?;
     let nofile = crate::net::rlimit::raise_nofile();
     tracing::info!(?nofile, "descriptor limit");
+    if let Err(e) = crate::net::rlimit::caps_fit(&config.limits, nofile) {
+        tracing::warn!("{e}");
+    }
     crate::grpc::pool::init(config.limits.query_threads);
     for dir in [home.local_dir(), home.snapshots_dir(), home.content_dir()] {
         std::fs::create_dir_all(&dir)?;
