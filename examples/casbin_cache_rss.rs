@@ -14,25 +14,10 @@ use stave::keyspaces::casbin::{cache, enforce_with, CacheUse, CasbinRequest};
 use stave::keyspaces::casbin::{AddCasbinModel, AddCasbinRule};
 use stave::keyspaces::params::{Params, ParamsWrite};
 use stave::keyspaces::TxContext;
-use stave::store::{Changes, MemState, Overlay};
+use stave::store::{MemState, Overlay};
 use stave::tx::Action;
 
 const OWNER: [u8; 32] = [7; 32];
-
-fn apply(s: &mut MemState, c: Changes) {
-    for (k, v) in c.state {
-        match v {
-            Some(v) => s.state.insert(k, v),
-            None => s.state.remove(&k),
-        };
-    }
-    for (k, v) in c.index {
-        match v {
-            Some(v) => s.index.insert(k, v),
-            None => s.index.remove(&k),
-        };
-    }
-}
 
 fn run(s: &mut MemState, action: Action) {
     let mut ctx = TxContext {
@@ -49,7 +34,7 @@ fn run(s: &mut MemState, action: Action) {
     let mut ov = Overlay::new(&*s);
     dispatch(&action, &mut ov, &mut ctx).expect("action applies");
     let changes = ov.into_changes();
-    apply(s, changes);
+    s.apply_changes(changes);
 }
 
 fn model_text() -> String {
@@ -116,7 +101,7 @@ fn main() {
     let mut ov = Overlay::new(&s);
     ov.put_params(&Params::default());
     let changes = ov.into_changes();
-    apply(&mut s, changes);
+    s.apply_changes(changes);
     let p = Params::default().casbin;
     let ids: Vec<String> = (0..models)
         .map(|i| format!("{}/m{i}", hex::encode(OWNER)))

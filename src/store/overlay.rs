@@ -241,6 +241,20 @@ pub struct MemState {
     pub index: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
+impl MemState {
+    /// Writes an overlay's changes (a committed tx, in tests and tools).
+    pub fn apply_changes(&mut self, c: Changes) {
+        for (space, rows) in [(&mut self.state, c.state), (&mut self.index, c.index)] {
+            for (k, v) in rows {
+                match v {
+                    Some(v) => space.insert(k, v),
+                    None => space.remove(&k),
+                };
+            }
+        }
+    }
+}
+
 impl StateRead for MemState {
     fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.state.get(key).cloned())

@@ -101,12 +101,6 @@ fn check_dek(dek: &Dek, a: &Assignment) -> Result<(), PeerError> {
 pub(super) async fn blocking(
     f: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
 ) -> Result<(), PeerError> {
-    blocking_value(f).await
-}
-
-async fn blocking_value<T: Send + 'static>(
-    f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
-) -> Result<T, PeerError> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| PeerError::Local(e.to_string()))?

@@ -33,18 +33,7 @@ pub fn genesis() -> MemState {
 }
 
 pub fn apply(s: &mut MemState, c: crate::store::Changes) {
-    for (k, v) in c.state {
-        match v {
-            Some(v) => s.state.insert(k, v),
-            None => s.state.remove(&k),
-        };
-    }
-    for (k, v) in c.index {
-        match v {
-            Some(v) => s.index.insert(k, v),
-            None => s.index.remove(&k),
-        };
-    }
+    s.apply_changes(c);
 }
 
 /// Runs one action as a tx would: stateless checks, then execution in an
