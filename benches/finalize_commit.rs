@@ -18,9 +18,20 @@ use ed25519_dalek::SigningKey;
 use stave::app::{App, AppConfig};
 use stave::keyspaces::kv::KvSet;
 use stave::store::ChainStore;
-use stave::tx::{build::sign_tx, Action};
+use stave::tx::{
+    build::{sign_tx, sign_tx_with_gas},
+    Action,
+};
 
 const CHAIN: &str = "bench";
+
+/// Genesis for this bench: `max_block_gas` raised so that blocks of 5,000
+/// txs fit (the default holds about 5,000 one-set txs; the calibration is
+/// `benches/gas_calibration.rs`). Metering still runs on every tx.
+const GENESIS: &[u8] = br#"{"params":{"gas":{"max_block_gas":10000000000}}}"#;
+
+/// Declared gas of one measured `kv.Set` tx (it uses less).
+const TX_GAS: u64 = 400_000;
 
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -85,7 +96,7 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = ChainStore::open(dir.path()).expect("open");
     let mut app = App::load(store, AppConfig::default()).expect("load");
-    app.init_chain(CHAIN, 0, b"{}", &[]).expect("genesis");
+    app.init_chain(CHAIN, 0, GENESIS, &[]).expect("genesis");
     let mut height = 0u64;
     if store_kind == "1m" {
         prefill(&mut app, 1_000_000, &mut height);
@@ -103,7 +114,7 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
                         key: format!("bench-{b}-{i}").into_bytes(),
                         value: vec![1u8; 32],
                     });
-                    sign_tx(sk, CHAIN, b as u64, vec![a], "")
+                    sign_tx_with_gas(sk, CHAIN, b as u64, vec![a], "", TX_GAS)
                 })
                 .collect()
         })

@@ -16,6 +16,15 @@ pub struct CheckResult {
     pub log: String,
     /// CometBFT's tx hash (upper-case hex of sha256 of the tx bytes).
     pub hash: String,
+    pub gas_wanted: u64,
+}
+
+/// CometBFT's JSON renders int64 gas as a string.
+fn json_gas(v: &Value) -> u64 {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .or_else(|| v.as_u64())
+        .unwrap_or(0)
 }
 
 /// A tx CometBFT has committed, as its `tx` RPC reports it.
@@ -25,6 +34,8 @@ pub struct CommittedTx {
     pub code: u32,
     pub codespace: String,
     pub log: String,
+    pub gas_wanted: u64,
+    pub gas_used: u64,
 }
 
 /// A minimal CometBFT JSON-RPC client over HTTP.
@@ -74,6 +85,7 @@ impl CometRpc {
             codespace: r["codespace"].as_str().unwrap_or_default().to_string(),
             log: r["log"].as_str().unwrap_or_default().to_string(),
             hash: r["hash"].as_str().unwrap_or_default().to_string(),
+            gas_wanted: json_gas(&r["gas_wanted"]),
         })
     }
 
@@ -116,6 +128,8 @@ impl CometRpc {
             code: res["code"].as_u64().unwrap_or(0) as u32,
             codespace: res["codespace"].as_str().unwrap_or_default().to_string(),
             log: res["log"].as_str().unwrap_or_default().to_string(),
+            gas_wanted: json_gas(&res["gas_wanted"]),
+            gas_used: json_gas(&res["gas_used"]),
         }))
     }
 

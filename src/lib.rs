@@ -23,6 +23,7 @@
 //! Modules:
 //! - [`store`]: the chain store, overlays, JMT, commit, pruning, proofs.
 //! - [`tx`]: envelope, sign bytes, ZIP-215 verification, error codes.
+//! - [`gas`]: the gas schedule, the per-tx meter and the block gas limit.
 //! - [`keyspaces`]: one module per keyspace (accounts, kv, params, validators,
 //!   groups, takedowns, casbin, uploads, deks, releases, entitlements,
 //!   policies, grants; shared rights rules).
@@ -48,6 +49,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod crypto;
+pub mod gas;
 pub mod grpc;
 pub mod keyfile;
 pub mod keyspaces;

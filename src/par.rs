@@ -7,15 +7,29 @@
 //! that spinning took a fifth of a node's CPU samples. So small inputs run on
 //! the calling thread, and large ones on scoped threads that exit when done.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Inputs shorter than this are mapped on the calling thread.
 pub const PARALLEL_FROM: usize = 256;
 
-/// Threads to split large inputs over (the machine's cores).
+/// Threads set by [`set_threads`]; 0 means the machine's cores.
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Threads to split large inputs over: the machine's cores, unless
+/// [`set_threads`] chose a number.
 pub fn threads() -> usize {
     static N: OnceLock<usize> = OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    match THREADS.load(Ordering::Relaxed) {
+        0 => *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n => n,
+    }
+}
+
+/// Splits large inputs over `n` threads from now on (0: the machine's
+/// cores). No result depends on it; tests use it to show that.
+pub fn set_threads(n: usize) {
+    THREADS.store(n, Ordering::Relaxed);
 }
 
 /// `items.iter().map(f)`, in parallel when there are [`PARALLEL_FROM`] or more.

@@ -134,6 +134,7 @@ fn raw_tx(seed: u8, nonce: u64, action: pb::action::Kind) -> Bytes {
         nonce,
         actions: vec![pb::Action { kind: Some(action) }],
         memo: String::new(),
+        gas_limit: stave::tx::build::DEFAULT_GAS_LIMIT,
     };
     let body_bytes = body.encode_to_vec();
     let signature = k

@@ -203,6 +203,7 @@ async fn governance_actions_malformed_on_the_wire_change_nothing() {
             nonce: w.nonce(seed),
             actions: vec![tpb::Action { kind: Some(kind) }],
             memo: String::new(),
+            gas_limit: stave::tx::build::DEFAULT_GAS_LIMIT,
         }
         .encode_to_vec();
         let sig = k.sign(&stave::tx::sign_bytes(&body)).to_bytes().to_vec();

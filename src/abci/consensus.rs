@@ -82,11 +82,17 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
                 .iter()
                 .map(|v| (v.pub_key.to_bytes(), v.power.value()))
                 .collect();
+            // Refuse a CometBFT genesis whose block gas limit disagrees
+            // before anything is written.
+            let max_gas =
+                crate::app::block_max_gas(&r.app_state_bytes, r.consensus_params.block.max_gas)?;
             let hash = app.init_chain(&r.chain_id, time, &r.app_state_bytes, &comet)?;
             app.set_evidence_age(r.consensus_params.evidence.max_age_num_blocks)?;
-            tracing::info!(chain_id = %r.chain_id, app_hash = %hex::encode(hash), "genesis committed");
+            tracing::info!(chain_id = %r.chain_id, app_hash = %hex::encode(hash), max_gas, "genesis committed");
+            let mut consensus_params = r.consensus_params.clone();
+            consensus_params.block.max_gas = max_gas;
             ConsensusResponse::InitChain(response::InitChain {
-                consensus_params: None,
+                consensus_params: Some(consensus_params),
                 validators: vec![],
                 app_hash: app_hash(&hash),
             })

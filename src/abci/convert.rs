@@ -28,11 +28,17 @@ pub fn exec_result(o: &TxOutcome) -> ExecTxResult {
         data: Default::default(),
         log: o.log.clone(),
         info: String::new(),
-        gas_wanted: 0,
-        gas_used: 0,
+        gas_wanted: gas_i64(o.gas_wanted),
+        gas_used: gas_i64(o.gas_used),
         events: o.events.iter().map(event).collect(),
         codespace: codespace(o.code),
     }
+}
+
+/// Gas as CometBFT's i64 (a limit is at most `max_block_gas`, which
+/// `GasParams::validate` keeps within i64).
+pub fn gas_i64(gas: u64) -> i64 {
+    i64::try_from(gas).unwrap_or(i64::MAX)
 }
 
 /// Validator updates as CometBFT takes them. Keys and powers were checked

@@ -114,6 +114,8 @@ fn refused(log: &str) -> response::CheckTx {
         log: log.into(),
         events: vec![],
         tx_id: None,
+        gas_wanted: 0,
+        gas_used: 0,
     })
 }
 
@@ -127,7 +129,7 @@ fn check_response(o: &TxOutcome) -> response::CheckTx {
     response::CheckTx {
         code: o.code.value().into(),
         log: o.log.clone(),
-        gas_wanted: 1,
+        gas_wanted: super::convert::gas_i64(o.gas_wanted),
         codespace: codespace(o.code),
         ..Default::default()
     }

@@ -4,6 +4,7 @@
 
 use super::dispatch::dispatch;
 use super::outcome::TxOutcome;
+use crate::gas::{work, GasMeter, Metered, Work};
 use crate::keyspaces::accounts::{Account, AccountsRead, AccountsWrite};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::TxContext;
@@ -57,22 +58,45 @@ fn execute<S: StateRead>(
     if let Err(e) = authenticate(block, env, tx, sig_ok) {
         return match e {
             TxError::Store(fault) => Err(fault),
-            other => Ok(TxOutcome::err(Some(tx.id), &other)),
+            other => Ok(TxOutcome::err(Some(tx.id), &other).with_gas(tx.gas_limit, 0)),
         };
     }
-    // The nonce is consumed (and the account created) whatever the actions do.
-    let mut account = block.account(&tx.signer)?.unwrap_or(Account {
+    consume_nonce(block, env, &tx.signer)?;
+    if !run_actions {
+        return Ok(TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, tx.intrinsic_gas));
+    }
+    run_metered(block, env, tx, tx.gas_limit)
+}
+
+/// The nonce step of an authenticated tx (BRIEF §4), which is not metered:
+/// the signer's account is created if new and its nonce incremented,
+/// whatever the actions do.
+pub(super) fn consume_nonce<S: StateRead>(
+    block: &mut Overlay<S>,
+    env: &BlockEnv<'_>,
+    signer: &[u8; 32],
+) -> Result<(), StoreError> {
+    let mut account = block.account(signer)?.unwrap_or(Account {
         nonce: 0,
         created_at: env.time_ns,
         created_height: env.height,
         stored_bytes: 0,
     });
     account.nonce += 1;
-    block.put_account(&tx.signer, &account);
-    if !run_actions {
-        return Ok(TxOutcome::ok(tx.id, Vec::new()));
-    }
+    block.put_account(signer, &account);
+    Ok(())
+}
 
+/// Runs `tx`'s actions in a metered tx overlay with `limit` gas, the
+/// intrinsic gas charged first, and merges the overlay into `block` only if
+/// every action succeeds within the limit. Only a store fault is an `Err`.
+pub fn run_metered<S: StateRead>(
+    block: &mut Overlay<S>,
+    env: &BlockEnv<'_>,
+    tx: &DecodedTx,
+    limit: u64,
+) -> Result<TxOutcome, StoreError> {
+    let meter = GasMeter::new(limit);
     let mut ctx = TxContext {
         height: env.height,
         time_ns: env.time_ns,
@@ -84,28 +108,33 @@ fn execute<S: StateRead>(
         params: env.params.clone(),
         events: Vec::new(),
     };
-    let mut overlay = Overlay::new(&*block);
-    let mut result = Ok(());
+    let mut overlay = Metered::new(Overlay::new(&*block), &meter, &env.params.gas);
+    let mut result = meter.charge(tx.intrinsic_gas).map_err(TxError::from);
     for (i, action) in tx.actions.iter().enumerate() {
-        ctx.action_index = i as u32;
-        result = dispatch(action, &mut overlay, &mut ctx);
         if result.is_err() {
             break;
         }
+        ctx.action_index = i as u32;
+        let (r, crypto) = work::measure(|| dispatch(action, &mut overlay, &mut ctx));
+        let charged = overlay.charge_gas(Work::Crypto(crypto));
+        result = r.and(charged.map_err(TxError::from));
     }
+    let wanted = tx.gas_limit;
     match result {
+        Err(TxError::Store(fault)) => Err(fault),
+        _ if meter.exhausted() => {
+            let e = TxError::OutOfGas {
+                limit,
+                wanted: meter.overrun().unwrap_or(limit),
+            };
+            Ok(TxOutcome::action_failed(tx.id, &e).with_gas(wanted, meter.used()))
+        }
         Ok(()) => {
-            let changes = overlay.into_changes();
+            let changes = overlay.into_inner().into_changes();
             block.apply(changes);
-            Ok(TxOutcome::ok(tx.id, ctx.events))
+            Ok(TxOutcome::ok(tx.id, ctx.events).with_gas(wanted, meter.used()))
         }
-        Err(e) => {
-            drop(overlay);
-            match e {
-                TxError::Store(fault) => Err(fault),
-                other => Ok(TxOutcome::action_failed(tx.id, &other)),
-            }
-        }
+        Err(other) => Ok(TxOutcome::action_failed(tx.id, &other).with_gas(wanted, meter.used())),
     }
 }
 

@@ -43,6 +43,34 @@ pub enum GenesisError {
     Validator(String),
     #[error("duplicate {what} {key} in genesis")]
     Duplicate { what: &'static str, key: String },
+    #[error(
+        "CometBFT's genesis sets consensus_params.block.max_gas = {comet}, but \
+         app_state.params.gas.max_block_gas is {app}: set max_gas to {app} or to -1"
+    )]
+    MaxGas { comet: i64, app: u64 },
+}
+
+/// The `consensus_params.block.max_gas` InitChain returns: the app's
+/// `max_block_gas`. CometBFT's genesis may leave `max_gas` at -1 (no limit),
+/// in which case InitChain sets it; any other value must agree.
+///
+/// # Errors
+/// [`GenesisError::MaxGas`] when CometBFT's genesis names another limit, and
+/// the parse errors of [`AppState::parse`].
+pub fn block_max_gas(app_state: &[u8], comet_max_gas: i64) -> Result<i64, GenesisError> {
+    let app = AppState::parse(app_state)?.params.gas.max_block_gas;
+    // `GasParams::validate` keeps it within i64.
+    let as_i64 = i64::try_from(app).map_err(|_| GenesisError::MaxGas {
+        comet: comet_max_gas,
+        app,
+    })?;
+    if comet_max_gas != -1 && comet_max_gas != as_i64 {
+        return Err(GenesisError::MaxGas {
+            comet: comet_max_gas,
+            app,
+        });
+    }
+    Ok(as_i64)
 }
 
 impl AppState {

@@ -142,8 +142,9 @@ impl Mempool {
     /// run in the order CometBFT sent the txs.
     pub fn admit(&self, tx: &DecodedTx) -> TxOutcome {
         match self.try_admit(tx) {
-            Ok(()) => TxOutcome::ok(tx.id, Vec::new()),
-            Err(e) => TxOutcome::err(Some(tx.id), &e),
+            // CometBFT packs its mempool and reaps by `gas_wanted`.
+            Ok(()) => TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, 0),
+            Err(e) => TxOutcome::err(Some(tx.id), &e).with_gas(tx.gas_limit, 0),
         }
     }
 

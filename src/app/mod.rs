@@ -13,16 +13,18 @@ mod notify;
 mod outcome;
 mod proposal;
 mod sigcache;
+mod simulate;
 
 use std::sync::Arc;
 
 pub use dispatch::dispatch;
-pub use execute::{authenticate, authenticate_tx, execute_tx, BlockEnv};
-pub use genesis::{AppState, GenesisAccount, GenesisError};
+pub use execute::{authenticate, authenticate_tx, execute_tx, run_metered, BlockEnv};
+pub use genesis::{block_max_gas, AppState, GenesisAccount, GenesisError};
 pub use mempool::{CheckKind, Mempool};
 pub use notify::{CommitNotifier, Committed};
 pub use outcome::{BlockOutcome, TxClass, TxOutcome};
 pub use sigcache::SigCache;
+pub use simulate::{simulate, Simulation};
 
 use thiserror::Error;
 
@@ -36,6 +38,28 @@ pub const APP_VERSION: u64 = 1;
 /// ProcessProposal decodes this many txs at a time (in parallel) and stops
 /// at the first chunk with a tx that does not decode.
 const STRICT_DECODE_CHUNK: usize = 256;
+
+/// FinalizeBlock's block gas rule, which also holds in block sync (where
+/// ProcessProposal is skipped): a decoded tx adds its declared limit to
+/// `declared`, and every tx that takes the sum past `max` fails with
+/// BLOCK_GAS_EXCEEDED and changes nothing.
+fn over_block_gas(
+    d: &Result<DecodedTx, TxError>,
+    declared: &mut u64,
+    max: u64,
+) -> Option<TxOutcome> {
+    let tx = d.as_ref().ok()?;
+    let before = *declared;
+    *declared = before.saturating_add(tx.gas_limit);
+    (*declared > max).then(|| {
+        let e = TxError::BlockGasExceeded {
+            before,
+            limit: tx.gas_limit,
+            max,
+        };
+        TxOutcome::err(Some(tx.id), &e).with_gas(tx.gas_limit, 0)
+    })
+}
 
 /// A fault of the node itself. Never the result of a tx; the ABCI layer
 /// stops the process on one, and CometBFT replays after the restart.
@@ -244,7 +268,12 @@ impl App {
         let base = self.store.committed();
         let mut block = Overlay::new(base);
         let mut outcomes = Vec::with_capacity(decoded.len());
+        let mut declared = 0u64;
         for (d, ok) in decoded.iter().zip(sig_ok) {
+            if let Some(over) = over_block_gas(d, &mut declared, params.gas.max_block_gas) {
+                outcomes.push(over);
+                continue;
+            }
             outcomes.push(execute_tx(&mut block, &env, d.as_ref(), ok)?);
         }
         let end = crate::keyspaces::validators::end_block(&mut block, height, &params.governance)

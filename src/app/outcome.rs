@@ -23,6 +23,11 @@ pub struct TxOutcome {
     pub events: Vec<Event>,
     /// `sha256(body_bytes)`, when the tx decoded.
     pub tx_id: Option<[u8; 32]>,
+    /// The declared gas limit (0 when the tx did not decode).
+    pub gas_wanted: u64,
+    /// Gas charged: intrinsic plus execution; the limit when it ran out;
+    /// 0 for a tx that did not decode or authenticate.
+    pub gas_used: u64,
 }
 
 impl TxOutcome {
@@ -33,7 +38,16 @@ impl TxOutcome {
             log: String::new(),
             events,
             tx_id: Some(tx_id),
+            gas_wanted: 0,
+            gas_used: 0,
         }
+    }
+
+    /// Sets the gas fields.
+    pub fn with_gas(mut self, wanted: u64, used: u64) -> Self {
+        self.gas_wanted = wanted;
+        self.gas_used = used;
+        self
     }
 
     /// A tx that did not decode or authenticate.
@@ -44,6 +58,8 @@ impl TxOutcome {
             log: truncate(e.to_string()),
             events: Vec::new(),
             tx_id,
+            gas_wanted: 0,
+            gas_used: 0,
         }
     }
 

@@ -26,6 +26,27 @@ fn framed_len(len: usize) -> i64 {
     (len + 1 + varint) as i64
 }
 
+/// Whether the txs' declared gas limits, read without decoding them, sum
+/// to at most `max`. A tx whose limit cannot be read would not decode either.
+fn declared_gas_fits<T: AsRef<[u8]>>(txs: &[T], max: u64) -> bool {
+    let mut sum = 0u64;
+    for t in txs {
+        match crate::gas::peek::declared_gas(t.as_ref()) {
+            Some(g) => sum = sum.saturating_add(g),
+            None => return false,
+        }
+        if sum > max {
+            tracing::warn!(
+                declared = sum,
+                max,
+                "proposal declares more than max_block_gas"
+            );
+            return false;
+        }
+    }
+    true
+}
+
 impl App {
     /// Walks `txs` in order over a scratch overlay on committed state. For
     /// each tx, `visit` gets the raw tx and a `run` closure that applies it
@@ -41,7 +62,11 @@ impl App {
         mut visit: V,
     ) -> Result<(), AppError>
     where
-        V: FnMut(&T, &mut dyn FnMut() -> Result<TxClass, StoreError>) -> Result<bool, AppError>,
+        V: FnMut(
+            &T,
+            u64,
+            &mut dyn FnMut() -> Result<TxClass, StoreError>,
+        ) -> Result<bool, AppError>,
     {
         let Block {
             height,
@@ -56,8 +81,9 @@ impl App {
         };
         let mut scratch = Overlay::new(self.store().committed());
         for ((raw, d), ok) in txs.iter().zip(decoded).zip(sig_ok) {
+            let gas = d.as_ref().map_or(0, |t| t.gas_limit);
             let mut run = || authenticate_tx(&mut scratch, &env, d.as_ref(), ok).map(|o| o.class);
-            if !visit(raw, &mut run)? {
+            if !visit(raw, gas, &mut run)? {
                 break;
             }
         }
@@ -65,7 +91,8 @@ impl App {
     }
 
     /// Keeps the candidate txs that decode and authenticate (chain,
-    /// signature, nonce in sequence), within `max_tx_bytes`. A tx whose
+    /// signature, nonce in sequence), within `max_tx_bytes` and, by their
+    /// declared `gas_limit`, within `max_block_gas`. A tx whose
     /// actions fail is kept: it still consumes its nonce, and dropping it
     /// would leave it in every mempool, blocking its account's later nonces.
     pub fn prepare_proposal<T: AsRef<[u8]> + Sync + Clone>(
@@ -87,12 +114,15 @@ impl App {
             time_ns,
             txs,
         };
-        let (mut kept, mut used) = (Vec::new(), 0i64);
-        self.dry_run(block, &params, &decoded, sig_ok, |raw, run| {
+        let (mut kept, mut used, mut gas_used) = (Vec::new(), 0i64, 0u64);
+        let max_gas = params.gas.max_block_gas;
+        self.dry_run(block, &params, &decoded, sig_ok, |raw, gas, run| {
             let len = framed_len(raw.as_ref().len());
+            let fits = used + len <= budget && gas_used.saturating_add(gas) <= max_gas;
             // Too big for what is left: skipped, never applied to the scratch.
-            if used + len <= budget && run()? != TxClass::Rejected {
+            if fits && run()? != TxClass::Rejected {
                 used += len;
+                gas_used += gas;
                 kept.push(raw.clone());
             }
             Ok(true)
@@ -100,8 +130,10 @@ impl App {
         Ok(kept)
     }
 
-    /// Accepts a proposal only if every tx decodes and authenticates (chain,
-    /// signature, nonce in sequence), exactly as FinalizeBlock will judge it.
+    /// Accepts a proposal only if its txs' summed `gas_limit` fits
+    /// `max_block_gas` (read before any decode or signature check) and every
+    /// tx decodes and authenticates (chain, signature, nonce in sequence),
+    /// exactly as FinalizeBlock will judge it.
     /// Action failures are results, not grounds for rejection. Decoding stops
     /// at the first failure and signatures are checked with no bisection, so
     /// a bad proposal costs at most one decode and one check per item.
@@ -112,6 +144,9 @@ impl App {
         txs: &[T],
     ) -> Result<bool, AppError> {
         let params = self.params()?.clone();
+        if !declared_gas_fits(txs, params.gas.max_block_gas) {
+            return Ok(false);
+        }
         let Some(decoded) = self.decode_and_verify_strict(txs, &params) else {
             return Ok(false);
         };
@@ -123,7 +158,7 @@ impl App {
             txs,
         };
         let mut accept = true;
-        self.dry_run(block, &params, &decoded, sig_ok, |_, run| {
+        self.dry_run(block, &params, &decoded, sig_ok, |_, _, run| {
             accept = run()? != TxClass::Rejected;
             Ok(accept)
         })?;

@@ -104,7 +104,8 @@ pub fn run(cmd: GenesisCmd, out: Output) -> anyhow::Result<()> {
         "initial_height": "1",
         "consensus_params": {
             // 4 MiB: what ProcessProposal can pre-scan cheaply (issue 19, review m3).
-            "block": {"max_bytes": "4194304", "max_gas": "-1"},
+            // max_gas is the app's max_block_gas (InitChain refuses another).
+            "block": {"max_bytes": "4194304", "max_gas": app_state.params.gas.max_block_gas.to_string()},
             "evidence": {"max_age_num_blocks": "100000", "max_age_duration": "172800000000000", "max_bytes": "1048576"},
             "validator": {"pub_key_types": ["ed25519"]},
             "version": {"app": crate::app::APP_VERSION.to_string()},

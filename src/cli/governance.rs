@@ -107,6 +107,8 @@ fn tx_opts(o: &OperatorOpts) -> TxOpts {
         nonce: None,
         memo: String::new(),
         hex: false,
+        gas: None,
+        gas_adjustment: super::tx::DEFAULT_GAS_ADJUSTMENT,
     }
 }
 

@@ -58,6 +58,8 @@ impl GovOpts {
             nonce: None,
             memo: String::new(),
             hex: false,
+            gas: None,
+            gas_adjustment: super::tx::DEFAULT_GAS_ADJUSTMENT,
         }
     }
 }

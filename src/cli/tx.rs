@@ -7,8 +7,11 @@ use super::{keys, Output};
 use crate::client::StaveClient;
 use crate::keyspaces::kv::{KvDelete, KvSet};
 use crate::proto::query::{AccountRequest, StatusRequest};
-use crate::proto::tx::{BroadcastAndWaitRequest, BroadcastRequest};
-use crate::tx::{build::sign_tx, Action};
+use crate::proto::tx::{BroadcastAndWaitRequest, BroadcastRequest, SimulateRequest};
+use crate::tx::{build::sign_tx_with_gas, Action};
+
+/// What `--gas-adjustment` multiplies the simulated gas by, unless given.
+pub const DEFAULT_GAS_ADJUSTMENT: f64 = 1.3;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct TxOpts {
@@ -31,6 +34,48 @@ pub struct TxOpts {
     /// Treat KEY and VALUE as hex.
     #[arg(long)]
     pub hex: bool,
+    /// The tx's gas limit. Default: simulate the tx on the node
+    /// (`TxService.Simulate`) and declare its gas times `--gas-adjustment`.
+    #[arg(long)]
+    pub gas: Option<u64>,
+    /// Multiplies the simulated gas when `--gas` is not given.
+    #[arg(long, default_value_t = DEFAULT_GAS_ADJUSTMENT)]
+    pub gas_adjustment: f64,
+}
+
+impl TxOpts {
+    /// The gas limit to declare: `--gas`, or the simulated gas of the same
+    /// tx times `--gas-adjustment`, capped at the block gas limit.
+    async fn gas_limit(
+        &self,
+        client: &mut StaveClient,
+        unsigned: impl Fn(u64) -> Vec<u8>,
+    ) -> anyhow::Result<u64> {
+        if let Some(g) = self.gas {
+            return Ok(g);
+        }
+        anyhow::ensure!(
+            self.gas_adjustment.is_finite() && self.gas_adjustment >= 1.0,
+            "--gas-adjustment must be a number >= 1, got {}",
+            self.gas_adjustment
+        );
+        let sim = client
+            .tx
+            .simulate(SimulateRequest { tx: unsigned(0) })
+            .await?
+            .into_inner();
+        anyhow::ensure!(
+            sim.code == 0,
+            "simulation failed with code {} ({}): {}",
+            sim.code,
+            crate::tx::Code::from_value(sim.code).map_or("UNKNOWN", |c| c.name()),
+            sim.log
+        );
+        // The declared limit itself adds up to ten bytes to the tx.
+        let bytes_slack = 10 * 64;
+        let wanted = (sim.gas_used as f64 * self.gas_adjustment).ceil() as u64 + bytes_slack;
+        Ok(wanted.min(sim.max_block_gas))
+    }
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -145,14 +190,25 @@ pub async fn submit_as(
                 .nonce
         }
     };
-    let raw = sign_tx(key, &status.chain_id, nonce, actions, &opts.memo);
+    let sign = |gas: u64| {
+        sign_tx_with_gas(
+            key,
+            &status.chain_id,
+            nonce,
+            actions.clone(),
+            &opts.memo,
+            gas,
+        )
+    };
+    let gas = opts.gas_limit(&mut client, sign).await?;
+    let raw = sign(gas);
     let result = if opts.no_wait {
         let r = client
             .tx
             .broadcast(BroadcastRequest { tx: raw })
             .await?
             .into_inner();
-        json!({"tx_id": r.tx_id, "tx_hash": r.tx_hash, "check_code": r.code, "check_log": r.log, "nonce": nonce})
+        json!({"tx_id": r.tx_id, "tx_hash": r.tx_hash, "check_code": r.code, "check_log": r.log, "nonce": nonce, "gas_wanted": gas})
     } else {
         let r = client
             .tx
@@ -167,6 +223,7 @@ pub async fn submit_as(
             "tx_id": c.tx_id, "tx_hash": c.tx_hash, "nonce": nonce,
             "check_code": c.code, "check_log": c.log,
             "committed": r.committed, "height": r.height, "code": r.code, "log": r.log,
+            "gas_wanted": gas, "gas_used": r.gas_used,
         })
     };
     out.print(&result);

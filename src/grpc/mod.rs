@@ -136,6 +136,7 @@ pub async fn serve_client(
             api.comet,
             api.notifier,
             limits.request_timeout(),
+            store.clone(),
         )))
         .add_service(
             QueryServiceServer::new(query::QueryServiceImpl {

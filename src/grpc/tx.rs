@@ -9,7 +9,7 @@ use crate::app::CommitNotifier;
 use crate::client::{CometRpc, CommittedTx};
 use crate::proto::tx::{
     tx_service_server::TxService, BroadcastAndWaitRequest, BroadcastAndWaitResponse,
-    BroadcastRequest, BroadcastResponse,
+    BroadcastRequest, BroadcastResponse, SimulateRequest, SimulateResponse,
 };
 use crate::tx::{build::tx_id_of, CODESPACE};
 
@@ -56,11 +56,18 @@ pub struct TxServiceImpl {
     /// listener's unary timeout (`[limits] request_timeout_secs`) never
     /// cuts a wait off.
     pub max_wait: Duration,
+    /// Committed state, for `Simulate`.
+    pub store: crate::store::ChainStore,
 }
 
 impl TxServiceImpl {
     /// Waits at most a second less than `request_timeout`.
-    pub fn new(comet: CometRpc, notifier: Arc<CommitNotifier>, request_timeout: Duration) -> Self {
+    pub fn new(
+        comet: CometRpc,
+        notifier: Arc<CommitNotifier>,
+        request_timeout: Duration,
+        store: crate::store::ChainStore,
+    ) -> Self {
         let max_wait = request_timeout
             .saturating_sub(Duration::from_secs(1))
             .clamp(Duration::from_secs(1), MAX_WAIT);
@@ -68,6 +75,7 @@ impl TxServiceImpl {
             comet,
             notifier,
             max_wait,
+            store,
         }
     }
 }
@@ -91,6 +99,7 @@ impl TxServiceImpl {
             log: r.log,
             tx_hash: r.hash,
             tx_id: tx_id_of(tx).map(hex::encode).unwrap_or_default(),
+            gas_wanted: r.gas_wanted,
         })
     }
 }
@@ -117,6 +126,8 @@ impl TxServiceImpl {
                     CODESPACE.into()
                 },
                 log: c.outcome.log,
+                gas_wanted: c.outcome.gas_wanted,
+                gas_used: c.outcome.gas_used,
             })
         };
         let index = async {
@@ -219,7 +230,41 @@ impl TxService for TxServiceImpl {
             resp.code = c.code;
             resp.codespace = c.codespace;
             resp.log = c.log;
+            resp.gas_wanted = c.gas_wanted;
+            resp.gas_used = c.gas_used;
         }
         Ok(Response::new(resp))
+    }
+
+    // The pool's closure returns tonic's `Status`, as every query read does.
+    #[allow(clippy::result_large_err)]
+    async fn simulate(
+        &self,
+        req: Request<SimulateRequest>,
+    ) -> Result<Response<SimulateResponse>, Status> {
+        let tx = req.into_inner().tx;
+        if tx.len() > MAX_GRPC_TX {
+            return Err(Status::invalid_argument(format!(
+                "tx is {} bytes, over {MAX_GRPC_TX}",
+                tx.len()
+            )));
+        }
+        let store = self.store.clone();
+        // On the bounded query pool, like every read of state; the public
+        // listener's per-IP rate limit covers it too.
+        let sim = super::pool::run(move || {
+            crate::app::simulate(&store, &tx).map_err(|e| Status::unavailable(e.to_string()))
+        })
+        .await?;
+        let o = &sim.outcome;
+        Ok(Response::new(SimulateResponse {
+            code: o.code.value(),
+            codespace: crate::abci::convert::codespace(o.code),
+            log: o.log.clone(),
+            gas_used: o.gas_used,
+            intrinsic_gas: sim.intrinsic_gas,
+            max_block_gas: sim.max_block_gas,
+            height: sim.height,
+        }))
     }
 }

@@ -28,6 +28,11 @@ pub enum StoreError {
     SchemaMismatch { found: u32, want: u32 },
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
+    /// Not a fault: a tx's gas meter ran out during a read. It ends that tx
+    /// with OUT_OF_GAS (see `TxError`'s `From<StoreError>`) and never
+    /// escapes it.
+    #[error("out of gas: {wanted} wanted, limit {limit}")]
+    OutOfGas { limit: u64, wanted: u64 },
 }
 
 impl StoreError {

@@ -48,9 +48,10 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// `kvtokh/`. 5: the kvdb expiry queue `kvdbx/` moved into verifiable state,
 /// `kvdbgc/` entries became `KvdbOrphans` records (owner and bytes still
 /// charged), and `kvdbzgc/` (index) queues deleted sorted sets' score rows.
-/// A store of another version is refused at open, never read under the
+/// 6: `params/current` carries the gas schedule (`gas`), which a store of
+/// an earlier version lacks. A store of another version is refused at open, never read under the
 /// wrong layout.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

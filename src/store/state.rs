@@ -28,6 +28,15 @@ pub trait StateRead {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Rows, StoreError>;
+    /// Charges the running tx's gas meter for `work` (see `gas::Metered`);
+    /// states without a meter charge nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::OutOfGas`] when the tx's limit would be passed.
+    fn charge_gas(&self, work: crate::gas::Work) -> Result<(), StoreError> {
+        let _ = work;
+        Ok(())
+    }
 }
 
 /// Write access. Writes land in an overlay and reach disk only at Commit.
@@ -58,5 +67,8 @@ impl<T: StateRead + ?Sized> StateRead for &T {
         limit: usize,
     ) -> Result<Rows, StoreError> {
         (**self).prefix_raw(space, prefix, after, limit)
+    }
+    fn charge_gas(&self, work: crate::gas::Work) -> Result<(), StoreError> {
+        (**self).charge_gas(work)
     }
 }

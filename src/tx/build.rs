@@ -7,7 +7,14 @@ use prost::Message;
 use super::{envelope::sign_bytes, Action};
 use crate::proto::tx as pb;
 
-/// Encodes and signs a tx. Returns the encoded `Tx` bytes.
+/// The `gas_limit` [`sign_tx`] declares: enough for any one action of
+/// ordinary size under the default schedule. Clients that know better
+/// (the CLI simulates first) use [`sign_tx_with_gas`]; a block holds
+/// `max_block_gas / gas_limit` txs, so a tight limit packs more.
+pub const DEFAULT_GAS_LIMIT: u64 = 5_000_000;
+
+/// Encodes and signs a tx declaring [`DEFAULT_GAS_LIMIT`]. Returns the
+/// encoded `Tx` bytes.
 ///
 /// # Examples
 /// ```
@@ -27,12 +34,25 @@ pub fn sign_tx(
     actions: Vec<Action>,
     memo: &str,
 ) -> Vec<u8> {
+    sign_tx_with_gas(key, chain_id, nonce, actions, memo, DEFAULT_GAS_LIMIT)
+}
+
+/// Encodes and signs a tx declaring `gas_limit`.
+pub fn sign_tx_with_gas(
+    key: &SigningKey,
+    chain_id: &str,
+    nonce: u64,
+    actions: Vec<Action>,
+    memo: &str,
+    gas_limit: u64,
+) -> Vec<u8> {
     let body = pb::TxBody {
         chain_id: chain_id.to_string(),
         signer: key.verifying_key().to_bytes().to_vec(),
         nonce,
         actions: actions.into_iter().map(pb::Action::from).collect(),
         memo: memo.to_string(),
+        gas_limit,
     };
     let body_bytes = body.encode_to_vec();
     let signature = key.sign(&sign_bytes(&body_bytes)).to_bytes().to_vec();

@@ -43,6 +43,13 @@ pub enum Code {
     MempoolPolicy = 15,
     /// The node is not ready (no genesis yet).
     NotReady = 16,
+    /// The tx's work needed more gas than its `gas_limit`; only its nonce changed.
+    OutOfGas = 17,
+    /// The block's txs before this one already declare `max_block_gas`
+    /// (FinalizeBlock, when a proposal over the limit arrives by block sync).
+    BlockGasExceeded = 18,
+    /// `gas_limit` is below the tx's intrinsic gas or above `max_block_gas`.
+    GasLimit = 19,
     /// Governance: the signer is not an ACTIVE validator (vote, resolve).
     NotValidator = 200,
     /// Governance: the voter already voted in this election.
@@ -191,6 +198,11 @@ impl Code {
         self as u32
     }
 
+    /// The code with number `v`, if there is one.
+    pub fn from_value(v: u32) -> Option<Code> {
+        Self::ALL.iter().copied().find(|c| c.value() == v)
+    }
+
     /// The name used in logs and docs.
     pub fn name(self) -> &'static str {
         match self {
@@ -211,6 +223,9 @@ impl Code {
             Code::MemoTooLarge => "MEMO_TOO_LARGE",
             Code::MempoolPolicy => "MEMPOOL_POLICY",
             Code::NotReady => "NOT_READY",
+            Code::OutOfGas => "OUT_OF_GAS",
+            Code::BlockGasExceeded => "BLOCK_GAS_EXCEEDED",
+            Code::GasLimit => "GAS_LIMIT",
             Code::NotValidator => "NOT_VALIDATOR",
             Code::DoubleVote => "DOUBLE_VOTE",
             Code::ElectionClosed => "ELECTION_CLOSED",
@@ -284,7 +299,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 86] = [
+    pub const ALL: [Code; 89] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -302,6 +317,9 @@ impl Code {
         Code::MemoTooLarge,
         Code::MempoolPolicy,
         Code::NotReady,
+        Code::OutOfGas,
+        Code::BlockGasExceeded,
+        Code::GasLimit,
         Code::NotValidator,
         Code::DoubleVote,
         Code::ElectionClosed,

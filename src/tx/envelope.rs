@@ -34,6 +34,11 @@ pub struct DecodedTx {
     pub nonce: u64,
     pub actions: Vec<Action>,
     pub memo: String,
+    /// The most gas the tx may use, as declared in its body.
+    pub gas_limit: u64,
+    /// Its intrinsic gas: `tx_base`, its bytes, and the signatures and
+    /// curve points decoding it checks (see `gas::intrinsic`).
+    pub intrinsic_gas: u64,
     pub body_bytes: Vec<u8>,
     pub signature: [u8; 64],
     pub verification_key: ed25519_consensus::VerificationKey,
@@ -93,8 +98,29 @@ pub struct UnverifiedTx {
 impl UnverifiedTx {
     /// Decodes `raw` and runs every stateless check except signatures.
     pub fn decode(raw: &[u8], params: &Params) -> Self {
+        let mut tx = Self::decode_unlimited(raw, params);
+        if let Ok(d) = &tx.decoded {
+            if let Err(e) = check_gas_limit(d, params) {
+                tx.decoded = Err(e);
+            }
+        }
+        tx
+    }
+
+    /// [`Self::decode`] without the check of the declared `gas_limit`
+    /// against the intrinsic gas and `max_block_gas` (for simulation).
+    pub fn decode_unlimited(raw: &[u8], params: &Params) -> Self {
         let mut embedded = Vec::new();
-        let decoded = decode_body(raw, params, &mut embedded);
+        let (decoded, crypto) =
+            crate::gas::work::measure(|| decode_body(raw, params, &mut embedded));
+        let mut crypto = crypto;
+        // The tx's own signature and each embedded one are checked later,
+        // in batches; they are part of the intrinsic cost all the same.
+        crypto.signatures += 1 + embedded.len() as u64;
+        let decoded = decoded.map(|mut d| {
+            d.intrinsic_gas = crate::gas::intrinsic(&params.gas, raw.len(), crypto);
+            d
+        });
         UnverifiedTx { decoded, embedded }
     }
 
@@ -190,10 +216,25 @@ fn decode_body(
         nonce: body.nonce,
         actions,
         memo: body.memo,
+        gas_limit: body.gas_limit,
+        intrinsic_gas: 0,
         body_bytes: tx.body_bytes,
         signature,
         verification_key,
     })
+}
+
+/// The declared limit must cover the intrinsic gas and fit one block.
+fn check_gas_limit(tx: &DecodedTx, params: &Params) -> Result<(), TxError> {
+    let max = params.gas.max_block_gas;
+    if tx.gas_limit < tx.intrinsic_gas || tx.gas_limit > max {
+        return Err(TxError::GasLimit {
+            limit: tx.gas_limit,
+            intrinsic: tx.intrinsic_gas,
+            max,
+        });
+    }
+    Ok(())
 }
 
 fn prefix_action(i: usize, e: TxError) -> TxError {
@@ -209,12 +250,14 @@ fn prefix_action(i: usize, e: TxError) -> TxError {
 pub fn identity_key(
     bytes: &[u8],
 ) -> Result<([u8; 32], ed25519_consensus::VerificationKey), TxError> {
+    // A cache hit is charged as the decompression it saves.
+    crate::gas::work::count(crate::gas::work::Kind::Point);
     if let Ok(arr) = <[u8; 32]>::try_from(bytes) {
         if let Some(vk) = key_cache::get(&arr) {
             return Ok((arr, vk));
         }
     }
-    let (arr, vk) = parse_identity_key(bytes)?;
+    let (arr, vk) = parse_uncounted(bytes)?;
     key_cache::put(arr, vk);
     Ok((arr, vk))
 }
@@ -263,6 +306,13 @@ fn canonical_y(b: &[u8; 32]) -> bool {
 /// [`identity_key`] without the cache: for keys from requests not yet
 /// authenticated, which must not fill the cache.
 pub fn parse_identity_key(
+    bytes: &[u8],
+) -> Result<([u8; 32], ed25519_consensus::VerificationKey), TxError> {
+    crate::gas::work::count(crate::gas::work::Kind::Point);
+    parse_uncounted(bytes)
+}
+
+fn parse_uncounted(
     bytes: &[u8],
 ) -> Result<([u8; 32], ed25519_consensus::VerificationKey), TxError> {
     let invalid = |reason: &str| TxError::InvalidSigner {

@@ -59,9 +59,32 @@ pub enum TxError {
     /// A kv token or kvdb rule (codes 300–399).
     #[error(transparent)]
     Kv(#[from] crate::keyspaces::kv::KvError),
+    /// The tx's gas ran out; only its nonce is consumed.
+    #[error("out of gas: the tx's work needs more than its gas_limit of {limit} (wanted {wanted} so far)")]
+    OutOfGas { limit: u64, wanted: u64 },
+    /// The tx's declared gas_limit does not fit the block's remaining gas.
+    #[error("block gas limit exceeded: txs before this one declare {before} gas, this one {limit}, the block allows {max}")]
+    BlockGasExceeded { before: u64, limit: u64, max: u64 },
+    /// The declared gas_limit is below the tx's intrinsic cost or above the block limit.
+    #[error("gas_limit {limit} is outside {intrinsic}..={max} (intrinsic cost ..= max_block_gas)")]
+    GasLimit {
+        limit: u64,
+        intrinsic: u64,
+        max: u64,
+    },
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for TxError {
+    /// A meter running out during a read is the tx's fault, not the node's.
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::OutOfGas { limit, wanted } => TxError::OutOfGas { limit, wanted },
+            fault => TxError::Store(fault),
+        }
+    }
 }
 
 impl TxError {
@@ -87,6 +110,9 @@ impl TxError {
             TxError::Casbin(e) => e.code(),
             TxError::Rights(e) => e.code(),
             TxError::Kv(e) => e.code(),
+            TxError::OutOfGas { .. } => Code::OutOfGas,
+            TxError::BlockGasExceeded { .. } => Code::BlockGasExceeded,
+            TxError::GasLimit { .. } => Code::GasLimit,
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

@@ -71,6 +71,7 @@ fn signature_covers_the_domain_tag() {
         nonce: 0,
         actions: vec![set(b"k", b"v").into()],
         memo: String::new(),
+        gas_limit: crate::tx::build::DEFAULT_GAS_LIMIT,
     };
     let body_bytes = body.encode_to_vec();
     // Signed without the domain tag: must not verify.
@@ -221,4 +222,54 @@ fn every_batch_size_path_agrees_with_single_verification() {
         assert_eq!(batch, single, "{n} txs");
         assert_eq!(batch.iter().filter(|ok| !**ok).count(), 1, "{n} txs");
     }
+}
+
+/// The README's tx test vector: key seed `[7; 32]`, chain `stave-test`,
+/// nonce 3, one `kv.Set { key "greeting", value "hello" }`, no memo,
+/// `gas_limit` 200,000.
+fn vector_tx() -> Vec<u8> {
+    let actions = vec![set(b"greeting", b"hello")];
+    super::build::sign_tx_with_gas(&key(7), "stave-test", 3, actions, "", 200_000)
+}
+
+/// The hex lines under `label` in the README's tx vector block.
+fn readme_tx_hex(label: &str) -> String {
+    let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+    let is_hex = |l: &&str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_hexdigit());
+    let start = readme
+        .find("```\ntx vector")
+        .expect("README has the tx vector");
+    let mut lines = readme[start..].lines().skip_while(|l| *l != label).skip(1);
+    let out: String = lines.by_ref().take_while(|l| is_hex(l)).collect();
+    assert!(!out.is_empty(), "no hex under {label:?} in the README");
+    out
+}
+
+#[test]
+fn tx_vector_matches_the_readme() {
+    let raw = vector_tx();
+    let tx = pb::Tx::decode(raw.as_slice()).expect("tx decodes");
+    if std::env::var_os("STAVE_PRINT_VECTOR").is_some() {
+        let lines = |b: &[u8]| -> String {
+            hex::encode(b)
+                .as_bytes()
+                .chunks(64)
+                .map(|c| String::from_utf8_lossy(c) + "\n")
+                .collect()
+        };
+        let id = super::build::tx_id_of(&raw).expect("id");
+        eprintln!(
+            "body_bytes\n{}signature\n{}tx id\n{}",
+            lines(&tx.body_bytes),
+            lines(&tx.signature),
+            lines(&id)
+        );
+    }
+    assert_eq!(hex::encode(&tx.body_bytes), readme_tx_hex("body_bytes"));
+    assert_eq!(hex::encode(&tx.signature), readme_tx_hex("signature"));
+    let id = super::build::tx_id_of(&raw).expect("id");
+    assert_eq!(hex::encode(id), readme_tx_hex("tx id"));
+    let decoded = DecodedTx::decode(&raw, &Params::default()).expect("valid");
+    assert!(decoded.verify_signature().is_ok());
+    assert_eq!(decoded.gas_limit, 200_000);
 }

@@ -7,7 +7,11 @@ use stave::keyspaces::accounts::AccountsRead;
 use stave::keyspaces::casbin::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
 use stave::tx::{Action, Code};
 
-use super::{default_genesis, key, signed, Node};
+use super::{default_genesis, key, signed, Node, CHAIN};
+use stave::tx::build::sign_tx_with_gas;
+
+/// The gas a [`Chain::send_all`] tx declares.
+pub const MANY_ACTIONS_GAS: u64 = 50_000_000;
 
 pub const RBAC: &str = stave::keyspaces::casbin::model::EXAMPLE_RBAC;
 
@@ -82,10 +86,13 @@ impl Chain {
         self.send_all(seed, vec![action]).await
     }
 
-    /// Like [`Chain::send`], with several actions in one tx.
+    /// Like [`Chain::send`], with several actions in one tx, declaring
+    /// [`MANY_ACTIONS_GAS`] (a tx of dozens of heavy rules needs more than
+    /// the default).
     pub async fn send_all(&mut self, seed: u8, actions: Vec<Action>) -> (u32, String) {
         let nonce = self.nonces.get(&seed).copied().unwrap_or(0);
-        let tx = signed(seed, nonce, actions);
+        let raw = sign_tx_with_gas(&key(seed), CHAIN, nonce, actions, "", MANY_ACTIONS_GAS);
+        let tx = bytes::Bytes::from(raw);
         self.height += 1;
         let (_, r) = self.node.block(self.height, vec![tx]).await;
         let res = &r.tx_results[0];

@@ -239,6 +239,18 @@ impl World {
         self
     }
 
+    /// This world after a restart of its node: every cache of the process
+    /// that belongs to the node is empty again.
+    pub fn restart(self) -> World {
+        let World { node, height, _dir } = self;
+        let path = node.shutdown();
+        World {
+            node: Node::open(&path),
+            height,
+            _dir,
+        }
+    }
+
     pub fn nonce(&self, seed: u8) -> u64 {
         self.node
             .store

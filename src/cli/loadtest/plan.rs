@@ -14,9 +14,15 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::keyspaces::kv::KvSet;
-use crate::tx::{build::sign_tx, Action};
+use crate::tx::{build::sign_tx_with_gas, Action};
 
 use super::AppKind;
+
+/// The gas limit every load tx declares: a one-key `kv.Set` of up to a few
+/// KiB under the default schedule uses well under it (the load tool reports
+/// any OUT_OF_GAS result), and a block holds `max_block_gas / LOAD_TX_GAS`
+/// of them.
+pub const LOAD_TX_GAS: u64 = 400_000;
 
 /// Value size of a "natural" tx (`--tx-bytes 0`).
 pub const NATURAL_VALUE_BYTES: usize = 32;
@@ -75,7 +81,7 @@ fn stave_tx(key: &SigningKey, chain_id: &str, nonce: u64, idx: usize, value_len:
         key: stave_key(idx),
         value: vec![b'v'; value_len],
     });
-    sign_tx(key, chain_id, nonce, vec![action], "")
+    sign_tx_with_gas(key, chain_id, nonce, vec![action], "", LOAD_TX_GAS)
 }
 
 /// The value length that makes a Stave tx with a nonce of this class as close

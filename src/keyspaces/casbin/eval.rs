@@ -126,6 +126,16 @@ impl Compiled {
 
     /// Whether the model allows `req`, within `budget` operations.
     pub fn decide(&self, req: &CasbinRequest<'_>, budget: u64) -> Result<bool, EvalError> {
+        self.decide_counted(req, budget).0
+    }
+
+    /// [`Self::decide`] with the operations it used (at most `budget`),
+    /// which the consensus path charges as gas.
+    pub fn decide_counted(
+        &self,
+        req: &CasbinRequest<'_>,
+        budget: u64,
+    ) -> (Result<bool, EvalError>, u64) {
         let rvals: Vec<&str> = self
             .def
             .request
@@ -143,6 +153,11 @@ impl Compiled {
             ops: 0,
             budget,
         };
+        let result = self.run(&mut ev);
+        (result, ev.ops.min(budget))
+    }
+
+    fn run<'a>(&'a self, ev: &mut Eval<'a>) -> Result<bool, EvalError> {
         let mut stream = Stream::new(self.def.effect);
         if self.rows.is_empty() {
             let hit = ev.expr(&self.def.matcher, &self.empty)?;

@@ -44,6 +44,7 @@ pub use params::{CasbinParams, HARD_MODEL_PATTERN_WEIGHT, HARD_PATTERN_WEIGHT, M
 pub use state::{CasbinRead, CasbinWrite};
 pub use types::{CasbinModel, ModelId, PType, Rule, MAX_NAME_BYTES};
 
+use crate::gas::Work;
 use crate::keyspaces::params::ParamsRead;
 use crate::store::{StateRead, StoreError};
 
@@ -85,6 +86,12 @@ pub fn model_owner<S: StateRead + ?Sized>(
     Ok(state.casbin_model(&id)?.map(|m| m.owner))
 }
 
+/// The units of compilation a model is charged on every consensus
+/// evaluation: its text plus the measured weight of its patterns.
+pub fn compile_units(model: &CasbinModel) -> u64 {
+    (model.perm_model.len() as u64).saturating_add(model.pattern_weight)
+}
+
 /// The compiled form of a stored model, from `which` cache or built now.
 fn compiled<S: StateRead + ?Sized>(
     state: &S,
@@ -93,10 +100,19 @@ fn compiled<S: StateRead + ?Sized>(
     which: CacheUse,
 ) -> Result<Result<Arc<eval::Compiled>, String>, StoreError> {
     let id = model.model_id.as_str();
+    // On the consensus path the rules are read (and charged) hit or miss,
+    // so a tx's gas never depends on what the cache holds.
+    let read_first = match which {
+        CacheUse::Consensus => Some(state.casbin_rules(model)?),
+        CacheUse::Query => None,
+    };
     if let Some(hit) = cache::get(which, id, &model.content_digest) {
         return Ok(Ok(hit));
     }
-    let rules = state.casbin_rules(model)?;
+    let rules = match read_first {
+        Some(rules) => rules,
+        None => state.casbin_rules(model)?,
+    };
     let built = eval::guarded(|| eval::Compiled::build(&model.perm_model, &rules, params))
         .and_then(|r| r)
         .map(Arc::new);
@@ -142,6 +158,9 @@ pub fn enforce_with<S: StateRead + ?Sized>(
         )));
     };
     let params = state.params()?.unwrap_or_default().casbin;
+    // Compilation is charged whether or not the cache saves it, by the
+    // syntactic measure stored with the model (never the compiled size).
+    state.charge_gas(Work::Compile(compile_units(&model)))?;
     let compiled = match compiled(state, &model, &params, which)? {
         Ok(c) => c,
         Err(e) => {
@@ -150,7 +169,13 @@ pub fn enforce_with<S: StateRead + ?Sized>(
             )))
         }
     };
-    let outcome = eval::guarded(|| compiled.decide(req, params.max_eval_ops));
+    let budget = params.max_eval_ops;
+    let (outcome, ops) = match eval::guarded(|| compiled.decide_counted(req, budget)) {
+        Ok((result, ops)) => (Ok(result), ops),
+        // A panic is deterministic; it is charged the whole budget.
+        Err(panic) => (Err(panic), budget),
+    };
+    state.charge_gas(Work::EvalOps(ops))?;
     Ok(match outcome {
         Ok(Ok(true)) => CasbinDecision::Allow,
         Ok(Ok(false)) => CasbinDecision::Deny(format!(

@@ -36,6 +36,9 @@ pub struct Params {
     /// Caps of KV tokens and kvdb.
     #[serde(default)]
     pub kv_tokens: crate::keyspaces::kv::KvTokenParams,
+    /// The gas schedule and the block gas limit.
+    #[serde(default)]
+    pub gas: crate::gas::GasParams,
 }
 
 impl Default for Params {
@@ -51,6 +54,7 @@ impl Default for Params {
             casbin: CasbinParams::default(),
             rights: Default::default(),
             kv_tokens: Default::default(),
+            gas: Default::default(),
         }
     }
 }
@@ -67,7 +71,8 @@ impl Params {
         self.casbin.validate()?;
         self.rights.validate()?;
         self.governance.validate()?;
-        self.kv_tokens.validate()
+        self.kv_tokens.validate()?;
+        self.gas.validate()
     }
 }
 
@@ -84,6 +89,7 @@ impl From<&Params> for pb::Params {
             casbin: Some((&p.casbin).into()),
             rights: Some((&p.rights).into()),
             kv_tokens: Some((&p.kv_tokens).into()),
+            gas: Some((&p.gas).into()),
         }
     }
 }
@@ -105,6 +111,7 @@ impl TryFrom<pb::Params> for Params {
             casbin: p.casbin.ok_or("params.casbin is missing")?.try_into()?,
             rights: p.rights.ok_or("params.rights is missing")?.try_into()?,
             kv_tokens: p.kv_tokens.ok_or("params.kv_tokens is missing")?.into(),
+            gas: p.gas.ok_or("params.gas is missing")?.into(),
         };
         params.validate()?;
         Ok(params)

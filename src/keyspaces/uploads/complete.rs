@@ -161,6 +161,7 @@ impl UploadComplete {
         let (_, vk) = crate::tx::identity_key(&m.uploader_pubkey)
             .map_err(|e| RightsError::InvalidManifest(format!("uploader_pubkey: {e}")))?;
         let sig = ed25519_consensus::Signature::from(self.uploader_signature);
+        crate::gas::work::count(crate::gas::work::Kind::Signature);
         vk.verify(&sig, &manifest_sign_bytes(m))
             .map_err(|_| RightsError::ManifestSignature {
                 uploader: hx(&m.uploader_pubkey),

@@ -81,6 +81,8 @@ impl AddCasbinRule {
         check_shape(&rule, p)?;
         let mut model = owned_model(state, &id, &ctx.signer)?;
         self.check_free(state, &model, &rule)?;
+        // Parsing the stored model text is work the tx's bytes do not pay for.
+        state.charge_gas(crate::gas::Work::Compile(model.perm_model.len() as u64))?;
         let def = parse_model(&model.perm_model, p, false)?;
         let weight = check_against(&def, &rule, p)?;
         model.pattern_weight = model.pattern_weight.saturating_add(weight);

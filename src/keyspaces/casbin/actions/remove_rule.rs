@@ -65,6 +65,8 @@ impl RemoveCasbinRule {
         let rule = state.casbin_rule(&id, self.rule_index)?.ok_or_else(|| {
             TxError::NotFound(format!("casbin rule slot {} of {id}", self.rule_index))
         })?;
+        // Re-measuring the stored rule parses the stored model text.
+        state.charge_gas(crate::gas::Work::Compile(model.perm_model.len() as u64))?;
         model.pattern_weight =
             model
                 .pattern_weight

@@ -166,6 +166,7 @@ impl ApplyValidator {
         let (_, vk) =
             crate::tx::identity_key(&self.consensus_key).map_err(|e| bad(e.to_string()))?;
         let sig = ed25519_consensus::Signature::from(self.consensus_key_signature);
+        crate::gas::work::count(crate::gas::work::Kind::Signature);
         vk.verify(&sig, &pop_message(chain_id, operator))
             .map_err(|_| {
                 bad(format!(

@@ -1,0 +1,58 @@
+//! `Simulate`: a tx's gas, measured by running its actions against the
+//! latest committed state with `max_block_gas` as its limit, after the
+//! same (unmetered) nonce step a block runs. Nothing is written. The signature, the nonce and the declared `gas_limit` are not
+//! checked, so a client can measure a tx before it fixes its limit and signs.
+
+use super::execute::{consume_nonce, run_metered, BlockEnv};
+use super::{AppError, TxOutcome};
+use crate::keyspaces::params::ParamsRead;
+use crate::store::{ChainStore, Overlay};
+use crate::tx::UnverifiedTx;
+
+/// What a simulation found.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    /// The result the actions would have, with `gas_used` set.
+    pub outcome: TxOutcome,
+    pub intrinsic_gas: u64,
+    pub max_block_gas: u64,
+    /// The committed height simulated against (the tx runs as if at the next).
+    pub height: u64,
+}
+
+/// Simulates `raw` against the committed state of `store`.
+///
+/// # Errors
+/// A store fault, or [`AppError::NoGenesis`] before InitChain. Every problem
+/// with the tx is in the outcome.
+pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> {
+    let info = store.commit_info()?;
+    let committed = store.committed();
+    let params = committed.params()?.ok_or(AppError::NoGenesis)?;
+    let height = info.height.ok_or(AppError::NoGenesis)?;
+    let max_block_gas = params.gas.max_block_gas;
+    let sim = |outcome, intrinsic_gas| Simulation {
+        outcome,
+        intrinsic_gas,
+        max_block_gas,
+        height,
+    };
+    let tx = match UnverifiedTx::decode_unlimited(raw, &params).verify_singly() {
+        Ok(tx) => tx,
+        Err(e) => return Ok(sim(TxOutcome::err(None, &e), 0)),
+    };
+    if let Err(e) = tx.check_chain(&info.chain_id) {
+        return Ok(sim(TxOutcome::err(Some(tx.id), &e), tx.intrinsic_gas));
+    }
+    let env = BlockEnv {
+        height: height + 1,
+        time_ns: info.last_block_time_ns,
+        chain_id: &info.chain_id,
+        params: &params,
+    };
+    let mut scratch = Overlay::new(committed);
+    // As in a block: the actions run after the nonce step, and see its account.
+    consume_nonce(&mut scratch, &env, &tx.signer)?;
+    let outcome = run_metered(&mut scratch, &env, &tx, max_block_gas)?;
+    Ok(sim(outcome, tx.intrinsic_gas))
+}
