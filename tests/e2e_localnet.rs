@@ -11,7 +11,9 @@
 //!   catches up to the same app hash, and every tx that `BroadcastAndWait`
 //!   reported committed is readable on every node; bad-signature, wrong-chain and wrong-nonce txs are rejected
 //!   with codes 3, 4 and 5 and change nothing; the CLI signs, submits and
-//!   reads back from every node.
+//!   reads back from every node; `query validators` lists every node's
+//!   public client endpoint (its gRPC listener, from genesis), each of which
+//!   answers, and `tx validator endpoints` replaces one.
 //! - `init_chain_repeats_after_crash_before_block_1`: a 2-validator network
 //!   where only one validator runs, so InitChain runs but block 1 cannot be
 //!   committed; crashing that node's Stave, then its CometBFT, makes CometBFT
@@ -282,6 +284,7 @@ async fn four_validator_localnet() {
     step_4_crash_under_load(&net, &mut accts, 1, Proc::Cometbft, "kill-cometbft").await;
     step_6_bad_txs_are_rejected_and_change_nothing(&net, &mut accts, &tag).await;
     step_7_cli_keys_tx_and_query_on_every_node(&net, &tag).await;
+    step_8_validators_publish_their_client_endpoints(&net).await;
 
     eprintln!(
         "four_validator_localnet: all steps passed in {:.1}s",
@@ -992,6 +995,81 @@ async fn step_7_cli_keys_tx_and_query_on_every_node(net: &Localnet, tag: &str) {
             "node{node}: account {r}"
         );
     }
+    done(name, t);
+}
+
+/// `stave query validators` on `node`: operator key → (address,
+/// client_endpoint).
+fn published_endpoints(net: &Localnet, node: usize) -> BTreeMap<String, (String, String)> {
+    let url = net.grpc_url(node);
+    let out = net.stave_cmd(&["--output", "json", "query", "validators", "--node", &url]);
+    net.expect_success("stave query validators", &out);
+    let r = net.json_of("stave query validators", &out);
+    let list = r["validators"].as_array().cloned().unwrap_or_default();
+    list.iter()
+        .map(|v| {
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (s("operator_key"), (s("address"), s("client_endpoint")))
+        })
+        .collect()
+}
+
+async fn step_8_validators_publish_their_client_endpoints(net: &Localnet) {
+    let name = "step 8: every validator's client endpoint is in chain state and answers; \
+                `tx validator endpoints` replaces one";
+    let t = step(name);
+    let operator = |i: usize| -> String {
+        let path = net.stave_home(i).join("config/genesis-fragment.json");
+        let text = std::fs::read_to_string(&path).expect("genesis fragment");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("fragment JSON");
+        v["operator_key"].as_str().unwrap_or_default().to_string()
+    };
+    let listed = published_endpoints(net, 0);
+    assert_eq!(listed.len(), net.nodes, "{listed:?}");
+    for i in 0..net.nodes {
+        let want = (net.peer_addr(i), format!("127.0.0.1:{}", net.port(i)));
+        assert_eq!(listed.get(&operator(i)), Some(&want), "node{i}");
+        // a client needs nothing but chain state to reach the node
+        let mut c = StaveClient::connect(&format!("http://{}", want.1))
+            .await
+            .unwrap_or_else(|e| net.fail(&format!("node{i} at {}: {e}", want.1)));
+        let s = c
+            .query
+            .status(stave::proto::query::StatusRequest {})
+            .await
+            .unwrap_or_else(|e| net.fail(&format!("status of node{i} at {}: {e}", want.1)));
+        assert_eq!(s.into_inner().chain_id, net.chain_id);
+    }
+    // node3 publishes `localhost` instead; the CLI keeps its peer address
+    let node = 3;
+    let moved = format!("localhost:{}", net.port(node));
+    let home = net.stave_home(node);
+    let home = home.to_str().expect("utf-8 path");
+    let url = net.grpc_url(node);
+    let out = net.stave_cmd(&[
+        "--output",
+        "json",
+        "tx",
+        "validator",
+        "endpoints",
+        "--client-endpoint",
+        &moved,
+        "--home",
+        home,
+        "--node",
+        &url,
+    ]);
+    net.expect_success("stave tx validator endpoints", &out);
+    let r = net.json_of("stave tx validator endpoints", &out);
+    let height = r["height"].as_u64().unwrap_or(0);
+    assert!(r["committed"] == true && r["code"] == 0, "{r}");
+    net.wait_stave_height(0, height, WAIT).await;
+    let listed = published_endpoints(net, 0);
+    assert_eq!(
+        listed.get(&operator(node)),
+        Some(&(net.peer_addr(node), moved)),
+        "{listed:?}"
+    );
     done(name, t);
 }
 

@@ -232,6 +232,7 @@ async fn governance_actions_malformed_on_the_wire_change_nothing() {
                 address: "127.0.0.1:1".into(),
                 jurisdictions: vec!["DE".into()],
                 identity: String::new(),
+                client_endpoint: String::new(),
             }),
         ),
         raw(

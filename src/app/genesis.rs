@@ -149,7 +149,9 @@ impl AppState {
         }
         let mut records = Vec::with_capacity(self.validators.len());
         for v in &self.validators {
-            let (operator, record) = v.to_record().map_err(GenesisError::Validator)?;
+            let (operator, record) = v
+                .to_record(&self.params.governance)
+                .map_err(GenesisError::Validator)?;
             let key = crate::keyspaces::validators::validator_key(&operator);
             if state.changes().state.contains_key(&key) {
                 return Err(GenesisError::Duplicate {

@@ -9,7 +9,7 @@ use super::Output;
 use crate::app::{AppState, GenesisAccount};
 use crate::config::Home;
 use crate::keyspaces::params::Params;
-use crate::keyspaces::validators::GenesisValidator;
+use crate::keyspaces::validators::{GenesisValidator, GovernanceParams};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum GenesisCmd {
@@ -31,7 +31,10 @@ pub enum GenesisCmd {
     },
 }
 
-fn validator_entry(spec: &str) -> anyhow::Result<(Value, GenesisValidator)> {
+fn validator_entry(
+    spec: &str,
+    governance: &GovernanceParams,
+) -> anyhow::Result<(Value, GenesisValidator)> {
     let (stave_home, comet_home) = spec
         .split_once(',')
         .ok_or_else(|| anyhow::anyhow!("--node {spec:?}: expected STAVE_HOME,COMETBFT_HOME"))?;
@@ -64,8 +67,14 @@ fn validator_entry(spec: &str) -> anyhow::Result<(Value, GenesisValidator)> {
         address: frag["address"].as_str().unwrap_or_default().to_string(),
         power,
         moniker,
+        // `stave init` writes the public gRPC listener (or --client-endpoint)
+        client_endpoint: frag["client_endpoint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     };
-    v.to_record().map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
+    v.to_record(governance)
+        .map_err(|e| anyhow::anyhow!("{spec}: {e}"))?;
     Ok((comet, v))
 }
 
@@ -77,17 +86,17 @@ pub fn run(cmd: GenesisCmd, out: Output) -> anyhow::Result<()> {
         accounts,
         params,
     } = cmd;
-    let mut comet_validators = Vec::new();
-    let mut validators = Vec::new();
-    for n in &nodes {
-        let (c, v) = validator_entry(n)?;
-        comet_validators.push(c);
-        validators.push(v);
-    }
     let params: Params = match params {
         Some(p) => serde_json::from_str(&std::fs::read_to_string(p)?)?,
         None => Params::default(),
     };
+    let mut comet_validators = Vec::new();
+    let mut validators = Vec::new();
+    for n in &nodes {
+        let (c, v) = validator_entry(n, &params.governance)?;
+        comet_validators.push(c);
+        validators.push(v);
+    }
     let app_state = AppState {
         params,
         accounts: accounts

@@ -1,7 +1,9 @@
 //! `stave tx validator …` and `stave query validator(s)|validator-set`:
 //! validator governance from a node operator's home. Txs are signed with the
 //! home's operator key; `apply` also proves possession of the CometBFT
-//! consensus key in `--comet-home`.
+//! consensus key in `--comet-home`; `endpoints` replaces the published peer
+//! address and client endpoint, keeping the record's value of any flag left
+//! out.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +16,9 @@ use super::tx::{submit_as, TxOpts};
 use super::Output;
 use crate::client::StaveClient;
 use crate::config::Home;
-use crate::keyspaces::validators::{pop_message, ApplyValidator, LeaveValidator, VoteValidator};
+use crate::keyspaces::validators::{
+    pop_message, ApplyValidator, LeaveValidator, UpdateValidatorEndpoints, VoteValidator,
+};
 use crate::proto::governance as pb;
 use crate::proto::query::StatusRequest;
 use crate::tx::Action;
@@ -49,6 +53,10 @@ pub enum ValidatorTx {
         jurisdictions: Vec<String>,
         #[arg(long, default_value = "")]
         identity: String,
+        /// host:port where clients reach this node's public gRPC API
+        /// (published in the record; empty: none).
+        #[arg(long, default_value = "")]
+        client_endpoint: String,
         #[command(flatten)]
         opts: OperatorOpts,
     },
@@ -66,6 +74,18 @@ pub enum ValidatorTx {
     },
     /// Leave: ACTIVE → UNBONDING → REMOVED; a CANDIDATE withdraws.
     Leave {
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
+    /// Replace this validator's published endpoints (UpdateValidatorEndpoints).
+    /// A flag left out keeps the record's current value.
+    Endpoints {
+        /// host:port of this node's peer gRPC service.
+        #[arg(long)]
+        address: Option<String>,
+        /// host:port of this node's public gRPC API; "" withdraws it.
+        #[arg(long)]
+        client_endpoint: Option<String>,
         #[command(flatten)]
         opts: OperatorOpts,
     },
@@ -119,11 +139,19 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
             address,
             jurisdictions,
             identity,
+            client_endpoint,
             opts,
-        } => (
-            apply_action(&opts, &comet_home, address, jurisdictions, identity).await?,
-            opts,
-        ),
+        } => {
+            let action = apply_action(
+                &opts,
+                &comet_home,
+                address,
+                jurisdictions,
+                identity,
+                client_endpoint,
+            );
+            (action.await?, opts)
+        }
         ValidatorTx::Vote {
             subject,
             remove,
@@ -143,6 +171,14 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
             (Action::VoteValidator(v), opts)
         }
         ValidatorTx::Leave { opts } => (Action::LeaveValidator(LeaveValidator), opts),
+        ValidatorTx::Endpoints {
+            address,
+            client_endpoint,
+            opts,
+        } => (
+            endpoints_action(&opts, address, client_endpoint).await?,
+            opts,
+        ),
     };
     let home = Home::new(opts.home.clone());
     let key = crate::keyfile::load_ed25519(&home.operator_key())?;
@@ -155,6 +191,7 @@ async fn apply_action(
     address: String,
     jurisdictions: Vec<String>,
     identity: String,
+    client_endpoint: String,
 ) -> anyhow::Result<Action> {
     let home = Home::new(opts.home.clone());
     let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
@@ -178,6 +215,50 @@ async fn apply_action(
         address,
         jurisdictions,
         identity,
+        client_endpoint,
+    }))
+}
+
+/// `UpdateValidatorEndpoints` with the given values, the record's current
+/// ones filling in any left out.
+async fn endpoints_action(
+    opts: &OperatorOpts,
+    address: Option<String>,
+    client_endpoint: Option<String>,
+) -> anyhow::Result<Action> {
+    anyhow::ensure!(
+        address.is_some() || client_endpoint.is_some(),
+        "give --address, --client-endpoint or both"
+    );
+    let (address, client_endpoint) = match (address, client_endpoint) {
+        (Some(a), Some(c)) => (a, c),
+        (a, c) => {
+            let home = Home::new(opts.home.clone());
+            let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
+            let op = operator.verifying_key().to_bytes();
+            let mut client = StaveClient::connect(&opts.node).await?;
+            let r = client
+                .governance
+                .validator(pb::ValidatorRequest {
+                    operator_key: op.to_vec(),
+                })
+                .await?
+                .into_inner();
+            let current = r
+                .validator
+                .and_then(|v| v.record)
+                .and_then(|r| r.validator)
+                .filter(|_| r.found)
+                .ok_or_else(|| anyhow::anyhow!("no validator record for {}", hex::encode(op)))?;
+            (
+                a.unwrap_or(current.address),
+                c.unwrap_or(current.client_endpoint),
+            )
+        }
+    };
+    Ok(Action::UpdateValidatorEndpoints(UpdateValidatorEndpoints {
+        address,
+        client_endpoint,
     }))
 }
 
@@ -212,6 +293,7 @@ fn view_json(v: &pb::ValidatorView) -> Value {
         "status": v.status,
         "power": k.power,
         "address": k.address,
+        "client_endpoint": k.client_endpoint,
         "jurisdictions": g.jurisdictions,
         "identity": g.identity,
         "admitted_height": r.admitted_height,

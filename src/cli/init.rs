@@ -23,6 +23,12 @@ pub struct InitArgs {
     /// node's own peer calls).
     #[arg(long, default_value = "127.0.0.1:9092")]
     pub peer_addr: String,
+    /// host:port where clients reach this node's public gRPC API: the
+    /// `client_endpoint` of this validator's genesis fragment, published in
+    /// its validator record. Default: `--grpc-addr` (give a reachable
+    /// address when that is a wildcard such as 0.0.0.0).
+    #[arg(long)]
+    pub client_endpoint: Option<String>,
     /// Metrics listen address (host:port).
     #[arg(long, default_value = "127.0.0.1:9091")]
     pub metrics_addr: String,
@@ -53,6 +59,7 @@ pub fn run(a: InitArgs, out: Output) -> anyhow::Result<()> {
     ] {
         std::fs::create_dir_all(d)?;
     }
+    let client_endpoint = a.client_endpoint.unwrap_or_else(|| a.grpc_addr.clone());
     let mut config = Config::default_for(&home, &a.moniker);
     config.grpc.listen = a.grpc_addr;
     config.peer.listen = a.peer_addr.clone();
@@ -70,6 +77,7 @@ pub fn run(a: InitArgs, out: Output) -> anyhow::Result<()> {
         "operator_key": hex::encode(operator.verifying_key().to_bytes()),
         "x25519_key": hex::encode(x25519),
         "address": a.peer_addr,
+        "client_endpoint": client_endpoint,
         "power": a.power,
     });
     std::fs::write(

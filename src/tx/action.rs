@@ -13,7 +13,9 @@ use crate::keyspaces::params::Params;
 use crate::keyspaces::policies::SetPolicy;
 use crate::keyspaces::releases::PublishRelease;
 use crate::keyspaces::uploads::UploadComplete;
-use crate::keyspaces::validators::{ApplyValidator, LeaveValidator, VoteValidator};
+use crate::keyspaces::validators::{
+    ApplyValidator, LeaveValidator, UpdateValidatorEndpoints, VoteValidator,
+};
 use crate::proto::tx as pb;
 
 /// Every action a tx can carry. Dispatch over it is one exhaustive `match`
@@ -25,6 +27,7 @@ pub enum Action {
     ApplyValidator(ApplyValidator),
     VoteValidator(VoteValidator),
     LeaveValidator(LeaveValidator),
+    UpdateValidatorEndpoints(UpdateValidatorEndpoints),
     ApplyGroup(crate::keyspaces::groups::ApplyGroup),
     VoteGroup(crate::keyspaces::groups::VoteGroup),
     RotateTakedownAuthority(crate::keyspaces::groups::RotateTakedownAuthority),
@@ -59,6 +62,7 @@ impl Action {
             Action::ApplyValidator(a) => a.check_stateless(params),
             Action::VoteValidator(a) => a.check_stateless(params),
             Action::LeaveValidator(a) => a.check_stateless(params),
+            Action::UpdateValidatorEndpoints(a) => a.check_stateless(params),
             Action::ApplyGroup(a) => a.check_stateless(params),
             Action::VoteGroup(a) => a.check_stateless(params),
             Action::RotateTakedownAuthority(a) => a.check_stateless(params),
@@ -107,6 +111,7 @@ impl Action {
             | Action::ApplyValidator(_)
             | Action::VoteValidator(_)
             | Action::LeaveValidator(_)
+            | Action::UpdateValidatorEndpoints(_)
             | Action::ApplyGroup(_)
             | Action::VoteGroup(_)
             | Action::RotateTakedownAuthority(_)
@@ -136,6 +141,7 @@ impl Action {
             Action::ApplyValidator(_) => "validator.apply",
             Action::VoteValidator(_) => "validator.vote",
             Action::LeaveValidator(_) => "validator.leave",
+            Action::UpdateValidatorEndpoints(_) => "validator.update_endpoints",
             Action::ApplyGroup(_) => "group.apply",
             Action::VoteGroup(_) => "group.vote",
             Action::RotateTakedownAuthority(_) => "group.rotate_authority",
@@ -176,6 +182,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::ApplyValidator(a) => Action::ApplyValidator(a.try_into()?),
             Kind::VoteValidator(v) => Action::VoteValidator(v.try_into()?),
             Kind::LeaveValidator(l) => Action::LeaveValidator(l.into()),
+            Kind::UpdateValidatorEndpoints(u) => Action::UpdateValidatorEndpoints(u.into()),
             Kind::ApplyGroup(a) => Action::ApplyGroup(a.into()),
             Kind::VoteGroup(a) => Action::VoteGroup(a.into()),
             Kind::RotateTakedownAuthority(a) => Action::RotateTakedownAuthority(a.into()),
@@ -217,6 +224,7 @@ impl From<Action> for pb::Action {
             Action::ApplyValidator(a) => Kind::ApplyValidator(a.into()),
             Action::VoteValidator(v) => Kind::VoteValidator(v.into()),
             Action::LeaveValidator(l) => Kind::LeaveValidator(l.into()),
+            Action::UpdateValidatorEndpoints(u) => Kind::UpdateValidatorEndpoints(u.into()),
             Action::ApplyGroup(a) => Kind::ApplyGroup(a.into()),
             Action::VoteGroup(a) => Kind::VoteGroup(a.into()),
             Action::RotateTakedownAuthority(a) => Kind::RotateTakedownAuthority(a.into()),

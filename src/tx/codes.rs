@@ -74,6 +74,9 @@ pub enum Code {
     GovernanceCap = 210,
     /// Governance: the uploader is not a member of the ACTIVE group it names.
     NotGroupMember = 211,
+    /// Governance: the signer is not the operator key of a validator record
+    /// that is ACTIVE, CANDIDATE or UNBONDING (`UpdateValidatorEndpoints`).
+    NotValidatorOperator = 212,
     /// Casbin: the model text is outside the allowed subset.
     CasbinInvalidModel = 170,
     /// Casbin: a rule index outside `0..max_rules_per_model`.
@@ -238,6 +241,7 @@ impl Code {
             Code::InvalidTransition => "INVALID_TRANSITION",
             Code::GovernanceCap => "GOVERNANCE_CAP",
             Code::NotGroupMember => "NOT_GROUP_MEMBER",
+            Code::NotValidatorOperator => "NOT_VALIDATOR_OPERATOR",
             Code::CasbinInvalidModel => "CASBIN_INVALID_MODEL",
             Code::CasbinRuleIndexOutOfRange => "CASBIN_RULE_INDEX_OUT_OF_RANGE",
             Code::CasbinInvalidRule => "CASBIN_INVALID_RULE",
@@ -299,7 +303,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 89] = [
+    pub const ALL: [Code; 90] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -332,6 +336,7 @@ impl Code {
         Code::InvalidTransition,
         Code::GovernanceCap,
         Code::NotGroupMember,
+        Code::NotValidatorOperator,
         Code::CasbinInvalidModel,
         Code::CasbinRuleIndexOutOfRange,
         Code::CasbinInvalidRule,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use ed25519_dalek::{Signer, SigningKey};
 use stave::keyspaces::validators::{
-    pop_message, query, ApplyValidator, LeaveValidator, VoteValidator,
+    pop_message, query, ApplyValidator, LeaveValidator, UpdateValidatorEndpoints, VoteValidator,
 };
 use stave::proto::governance as pb;
 use stave::tx::Action;
@@ -35,6 +35,11 @@ pub fn x25519(seed: u8) -> [u8; 32] {
     *x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([seed; 32])).as_bytes()
 }
 
+/// The client endpoint genesis validator `i` publishes.
+pub fn client_endpoint(i: u8) -> String {
+    format!("127.0.0.1:{}", 25000 + u16::from(i))
+}
+
 /// Genesis with `n` validators of power 10 and the given governance params.
 pub fn genesis(n: u8, governance: serde_json::Value) -> (serde_json::Value, Vec<([u8; 32], u64)>) {
     let mut vals = Vec::new();
@@ -46,6 +51,7 @@ pub fn genesis(n: u8, governance: serde_json::Value) -> (serde_json::Value, Vec<
             "consensus_key": hex::encode(pubkey(cons_seed(op))),
             "x25519_key": hex::encode(x25519(op)),
             "address": format!("127.0.0.1:{}", 26000 + u16::from(i)),
+            "client_endpoint": client_endpoint(i),
             "power": 10,
         }));
         comet.push((pubkey(cons_seed(op)), 10));
@@ -67,6 +73,7 @@ pub fn application(op: u8) -> ApplyValidator {
         address: "127.0.0.1:27000".into(),
         jurisdictions: vec!["DE".into(), "US".into()],
         identity: format!("operator {op}"),
+        client_endpoint: format!("node{op}.example:9090"),
     }
 }
 
@@ -88,6 +95,13 @@ pub fn admit(subject: u8) -> Action {
 
 pub fn leave() -> Action {
     Action::LeaveValidator(LeaveValidator)
+}
+
+pub fn endpoints(address: &str, client_endpoint: &str) -> Action {
+    Action::UpdateValidatorEndpoints(UpdateValidatorEndpoints {
+        address: address.into(),
+        client_endpoint: client_endpoint.into(),
+    })
 }
 
 /// A node at some height with per-seed nonces.

@@ -50,6 +50,11 @@ pub enum GovError {
         from: &'static str,
         action: &'static str,
     },
+    #[error("{signer} is not the operator of a validator record that is ACTIVE, CANDIDATE or UNBONDING (its record: {status})")]
+    NotOperator {
+        signer: String,
+        status: &'static str,
+    },
     #[error("{member} is not a member of ACTIVE group {group:?}")]
     NotGroupMember { member: String, group: String },
     #[error("{what}: {got} would exceed the cap of {limit}")]
@@ -87,6 +92,7 @@ impl GovError {
             GovError::InvalidTransition { .. } => Code::InvalidTransition,
             GovError::Cap { .. } => Code::GovernanceCap,
             GovError::NotGroupMember { .. } => Code::NotGroupMember,
+            GovError::NotOperator { .. } => Code::NotValidatorOperator,
         }
     }
 }

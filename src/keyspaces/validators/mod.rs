@@ -3,12 +3,15 @@
 //! identity. Genesis validators start `ACTIVE`; others apply
 //! (`ApplyValidator` → `CANDIDATE`), are admitted or removed by election
 //! (`VoteValidator`), and leave (`LeaveValidator` → `UNBONDING` → `REMOVED`).
+//! A record also publishes the node's public `client_endpoint`; its operator
+//! replaces both endpoints with `UpdateValidatorEndpoints` ([`endpoint`]).
 //! End of block turns status changes into CometBFT validator updates
 //! ([`end_block`], [`updates::plan`]).
 
 pub mod actions;
 pub mod election;
 mod end_block;
+pub mod endpoint;
 mod error;
 pub mod expiry;
 mod jurisdiction;
@@ -20,7 +23,9 @@ mod state;
 mod status;
 pub mod updates;
 
-pub use actions::{pop_message, ApplyValidator, LeaveValidator, VoteValidator};
+pub use actions::{
+    pop_message, ApplyValidator, LeaveValidator, UpdateValidatorEndpoints, VoteValidator,
+};
 pub use end_block::{end_block, EndBlock};
 pub use error::GovError;
 pub use jurisdiction::is_jurisdiction;
@@ -142,6 +147,10 @@ pub struct GenesisValidator {
     pub power: u64,
     #[serde(default)]
     pub moniker: String,
+    /// host:port of the public client gRPC API; empty (the default)
+    /// publishes none.
+    #[serde(default)]
+    pub client_endpoint: String,
 }
 
 /// Whether a Diffie-Hellman with `public` yields a contributory secret.
@@ -163,8 +172,12 @@ fn key32(field: &str, hex_str: &str) -> Result<[u8; 32], String> {
 }
 
 impl GenesisValidator {
-    /// Checks the keys and returns the wire record.
-    pub fn to_record(&self) -> Result<([u8; 32], pb::ValidatorRecord), String> {
+    /// Checks the keys and the client endpoint (empty, or `host:port` within
+    /// `max_address_bytes`) and returns the wire record.
+    pub fn to_record(
+        &self,
+        params: &GovernanceParams,
+    ) -> Result<([u8; 32], pb::ValidatorRecord), String> {
         let (operator, _) = crate::tx::identity_key(&key32("operator_key", &self.operator_key)?)
             .map_err(|e| e.to_string())?;
         let consensus = key32("consensus_key", &self.consensus_key)?;
@@ -180,6 +193,12 @@ impl GenesisValidator {
         if self.power == 0 {
             return Err(format!("validator {} has power 0", self.operator_key));
         }
+        endpoint::check_optional_endpoint(
+            "client_endpoint",
+            &self.client_endpoint,
+            params.max_address_bytes,
+        )
+        .map_err(|e| format!("validator {}: {e}", self.operator_key))?;
         let record = pb::ValidatorRecord {
             validator: Some(pb::GenesisValidator {
                 operator_key: operator.to_vec(),
@@ -188,6 +207,7 @@ impl GenesisValidator {
                 address: self.address.clone(),
                 power: self.power,
                 moniker: self.moniker.clone(),
+                client_endpoint: self.client_endpoint.clone(),
             }),
             status: STATUS_ACTIVE,
             admitted_height: 0,
@@ -216,26 +236,49 @@ mod tests {
             address: "127.0.0.1:26600".into(),
             power: 10,
             moniker: "n".into(),
+            client_endpoint: "127.0.0.1:26601".into(),
         }
     }
 
     #[test]
     fn genesis_validator_keys_are_checked() {
-        assert!(valid().to_record().is_ok());
+        let p = GovernanceParams::default();
+        assert!(valid().to_record(&p).is_ok());
         let mut v = valid();
         v.x25519_key = hex::encode([0u8; 32]);
-        assert!(v.to_record().unwrap_err().contains("low-order"));
+        assert!(v.to_record(&p).unwrap_err().contains("low-order"));
         let mut v = valid();
         v.x25519_key = hex::encode([0u8; 31]);
-        assert!(v.to_record().is_err());
+        assert!(v.to_record(&p).is_err());
         let mut v = valid();
         let mut identity = [0u8; 32];
         identity[0] = 1;
         v.consensus_key = hex::encode(identity);
-        assert!(v.to_record().is_err(), "a weak consensus key is refused");
+        assert!(v.to_record(&p).is_err(), "a weak consensus key is refused");
         let mut v = valid();
         v.power = 0;
-        assert!(v.to_record().is_err());
+        assert!(v.to_record(&p).is_err());
+        let mut v = valid();
+        v.client_endpoint = String::new();
+        let (_, r) = v.to_record(&p).unwrap();
+        assert_eq!(
+            r.validator.unwrap().client_endpoint,
+            "",
+            "empty: none published"
+        );
+        for bad in ["127.0.0.1", "127.0.0.1:0", "a host:1"] {
+            let mut v = valid();
+            v.client_endpoint = bad.into();
+            let e = v.to_record(&p).unwrap_err();
+            assert!(e.contains("client_endpoint"), "{bad}: {e}");
+        }
+        let mut v = valid();
+        v.client_endpoint = format!("{}:1", "h".repeat(30));
+        let short = GovernanceParams {
+            max_address_bytes: 16,
+            ..Default::default()
+        };
+        assert!(v.to_record(&short).is_err(), "over max_address_bytes");
     }
 
     fn records(n: u8, power: u64) -> Vec<([u8; 32], pb::ValidatorRecord)> {
@@ -246,7 +289,7 @@ mod tests {
                 v.operator_key = hex::encode(sk(10 + i).verifying_key().to_bytes());
                 v.consensus_key = hex::encode(sk(40 + i).verifying_key().to_bytes());
                 v.power = power;
-                v.to_record().unwrap()
+                v.to_record(&GovernanceParams::default()).unwrap()
             })
             .collect()
     }

@@ -3,6 +3,7 @@
 
 use super::key32;
 use crate::keyspaces::params::Params;
+use crate::keyspaces::validators::endpoint::check_endpoints;
 use crate::keyspaces::validators::lifecycle::known_to_comet;
 use crate::keyspaces::validators::{
     election, expiry, is_jurisdiction, transition, x25519_contributory, GovError, ValidatorEvent,
@@ -38,6 +39,8 @@ pub struct ApplyValidator {
     pub address: String,
     pub jurisdictions: Vec<String>,
     pub identity: String,
+    /// host:port of the public client API; empty publishes none.
+    pub client_endpoint: String,
 }
 
 impl TryFrom<pb::ApplyValidator> for ApplyValidator {
@@ -63,6 +66,7 @@ impl TryFrom<pb::ApplyValidator> for ApplyValidator {
             address: p.address,
             jurisdictions: p.jurisdictions,
             identity: p.identity,
+            client_endpoint: p.client_endpoint,
         })
     }
 }
@@ -76,6 +80,7 @@ impl From<ApplyValidator> for pb::ApplyValidator {
             address: a.address,
             jurisdictions: a.jurisdictions,
             identity: a.identity,
+            client_endpoint: a.client_endpoint,
         }
     }
 }
@@ -95,23 +100,6 @@ pub(crate) fn check_jurisdictions(codes: &[String], max: u32) -> Result<(), TxEr
         if codes[..i].contains(c) {
             return Err(TxError::InvalidArgument(format!("jurisdiction {c} twice")));
         }
-    }
-    Ok(())
-}
-
-/// `host:port` (an IPv6 host in brackets), the port a number 1..=65535 and
-/// the host printable ASCII without spaces: peers dial it as it stands.
-pub(crate) fn check_address(address: &str) -> Result<(), TxError> {
-    let bad = |why: &str| TxError::InvalidArgument(format!("address {address:?}: {why}"));
-    let (host, port) = address
-        .rsplit_once(':')
-        .ok_or_else(|| bad("not host:port"))?;
-    match port.parse::<u16>() {
-        Ok(p) if p > 0 => {}
-        _ => return Err(bad("the port is not 1..=65535")),
-    }
-    if host.is_empty() || !host.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(bad("the host is empty or not printable ASCII"));
     }
     Ok(())
 }
@@ -140,14 +128,7 @@ impl ApplyValidator {
             ))
         })?;
         check_x25519(&self.x25519_key)?;
-        if self.address.is_empty() || self.address.len() > g.max_address_bytes as usize {
-            return Err(TxError::InvalidArgument(format!(
-                "address is {} bytes; allowed 1..={}",
-                self.address.len(),
-                g.max_address_bytes
-            )));
-        }
-        check_address(&self.address)?;
+        check_endpoints(&self.address, &self.client_endpoint, g.max_address_bytes)?;
         if self.identity.len() > g.max_identity_bytes as usize {
             return Err(TxError::InvalidArgument(format!(
                 "identity is {} bytes, over {}",
@@ -241,6 +222,7 @@ impl ApplyValidator {
                 address: self.address.clone(),
                 power: ctx.params.governance.elected_validator_power,
                 moniker: String::new(),
+                client_endpoint: self.client_endpoint.clone(),
             }),
             status: status as u32,
             admitted_height: 0,

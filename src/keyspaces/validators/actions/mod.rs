@@ -1,10 +1,12 @@
 //! Action handlers of the `validators/` keyspace, one file each.
 
 mod apply;
+mod endpoints;
 mod leave;
 mod vote;
 
 pub use apply::{pop_message, ApplyValidator};
+pub use endpoints::UpdateValidatorEndpoints;
 pub use leave::LeaveValidator;
 pub use vote::VoteValidator;
 
