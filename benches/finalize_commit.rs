@@ -26,7 +26,7 @@ use stave::tx::{
 const CHAIN: &str = "bench";
 
 /// Genesis for this bench: `max_block_gas` raised so that blocks of 5,000
-/// txs fit (the default holds about 5,000 one-set txs; the calibration is
+/// txs fit (the default holds 2,500 txs declaring `TX_GAS`; the calibration is
 /// `benches/gas_calibration.rs`). Metering still runs on every tx.
 const GENESIS: &[u8] = br#"{"params":{"gas":{"max_block_gas":10000000000}}}"#;
 

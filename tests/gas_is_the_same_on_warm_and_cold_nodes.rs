@@ -131,9 +131,25 @@ async fn gas_and_app_hash_are_the_same_on_warm_and_cold_nodes() {
     let cold = world().await;
     let mut cold = cold.restart();
     cache::clear();
+    stave::tx::clear_identity_key_cache();
     stave::par::set_threads(4);
     let cold_run = run(&mut cold, false, 2).await;
     assert!(cache::entries(CacheUse::Consensus) > 0, "compiled again");
+
+    // Simulate runs a grant as a block would, but never through the
+    // consensus cache: a public call must not fill it.
+    cache::clear();
+    let seed = VALIDATORS[0];
+    let grant = vec![record(CID, CONSUMER, "GB")];
+    let raw = sign_tx_with_gas(&key(seed), CHAIN, cold.nonce(seed), grant, "", 2_000_000);
+    let sim = stave::app::simulate(&cold.node.store, &raw).expect("simulates");
+    assert!(sim.outcome.is_ok(), "{}", sim.outcome.log);
+    assert!(sim.outcome.gas_used > sim.intrinsic_gas);
+    assert_eq!(
+        cache::entries(CacheUse::Consensus),
+        0,
+        "Simulate filled the consensus cache"
+    );
 
     assert_eq!(warm_run.len(), cold_run.len());
     for (b, (w, c)) in warm_run.iter().zip(&cold_run).enumerate() {

@@ -58,10 +58,11 @@ impl<S: StateRead> StateRead for Counting<S> {
         Ok(v)
     }
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        // Index values are not charged (a node may rebuild its index).
         let v = self.inner.get_index_raw(key)?;
         let mut c = self.c.borrow_mut();
         c.reads += 1;
-        c.read_bytes += (key.len() + v.as_ref().map_or(0, Vec::len)) as u64;
+        c.read_bytes += key.len() as u64;
         Ok(v)
     }
     fn prefix_raw(
@@ -76,10 +77,12 @@ impl<S: StateRead> StateRead for Counting<S> {
         c.reads += 1;
         c.rows += rows.len() as u64;
         c.read_bytes += prefix.len() as u64;
-        c.read_bytes += rows
-            .iter()
-            .map(|(k, v)| (k.len() + v.len()) as u64)
-            .sum::<u64>();
+        if space == Space::State {
+            c.read_bytes += rows
+                .iter()
+                .map(|(k, v)| (k.len() + v.len()) as u64)
+                .sum::<u64>();
+        }
         Ok(rows)
     }
 }
@@ -161,6 +164,14 @@ fn execution(node: &Node, height: u64, seed: u8, raw: &[u8], params: &Params) ->
     Some(c.gas(&params.gas))
 }
 
+/// The signer's stored-bytes count (what an account holds besides its
+/// nonce; 0 before the account exists).
+fn stored_bytes(node: &Node) -> u64 {
+    let signer = key(1).verifying_key().to_bytes();
+    let account = node.store.committed().account(&signer).unwrap();
+    account.map_or(0, |a| a.stored_bytes)
+}
+
 /// A tx whose declared limit is exactly `intrinsic + exec + delta` (the
 /// limit's own varint changes the tx's length, so this iterates).
 fn with_limit(seed: u8, nonce: u64, actions: &[Action], exec: u64, delta: i64) -> Bytes {
@@ -235,12 +246,14 @@ proptest! {
                 // One below: OUT_OF_GAS, only the nonce changes.
                 let short = with_limit(1, nonce, &actions, exec, -1);
                 let before = state_dump_but_accounts(&node.store);
+                let bytes_before = stored_bytes(&node);
                 height += 1;
                 let (_, r) = node.block(height, vec![short.clone()]).await;
                 let res = &r.tx_results[0];
                 assert_eq!(code(&r, 0), Code::OutOfGas.value(), "{}", res.log);
                 assert_eq!(res.gas_used, res.gas_wanted, "ran out: used is the limit");
                 assert_eq!(state_dump_but_accounts(&node.store), before);
+                assert_eq!(stored_bytes(&node), bytes_before, "only the nonce changes");
                 nonce += 1;
 
                 // Exactly enough: applied or failed on its own merits, with

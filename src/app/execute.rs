@@ -121,7 +121,6 @@ pub fn run_metered<S: StateRead>(
     }
     let wanted = tx.gas_limit;
     match result {
-        Err(TxError::Store(fault)) => Err(fault),
         _ if meter.exhausted() => {
             let e = TxError::OutOfGas {
                 limit,
@@ -129,6 +128,7 @@ pub fn run_metered<S: StateRead>(
             };
             Ok(TxOutcome::action_failed(tx.id, &e).with_gas(wanted, meter.used()))
         }
+        Err(TxError::Store(fault)) => Err(fault),
         Ok(()) => {
             let changes = overlay.into_inner().into_changes();
             block.apply(changes);

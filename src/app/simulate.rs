@@ -53,6 +53,8 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     let mut scratch = Overlay::new(committed);
     // As in a block: the actions run after the nonce step, and see its account.
     consume_nonce(&mut scratch, &env, &tx.signer)?;
-    let outcome = run_metered(&mut scratch, &env, &tx, max_block_gas)?;
+    let outcome = crate::keyspaces::casbin::cache::as_query(|| {
+        run_metered(&mut scratch, &env, &tx, max_block_gas)
+    })?;
     Ok(sim(outcome, tx.intrinsic_gas))
 }

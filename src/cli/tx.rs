@@ -61,7 +61,11 @@ impl TxOpts {
         );
         let sim = client
             .tx
-            .simulate(SimulateRequest { tx: unsigned(0) })
+            // The largest limit encodes longest, so the tx simulated is never
+            // shorter (and never cheaper in bytes) than the one signed.
+            .simulate(SimulateRequest {
+                tx: unsigned(u64::MAX),
+            })
             .await?
             .into_inner();
         anyhow::ensure!(
@@ -71,9 +75,7 @@ impl TxOpts {
             crate::tx::Code::from_value(sim.code).map_or("UNKNOWN", |c| c.name()),
             sim.log
         );
-        // The declared limit itself adds up to ten bytes to the tx.
-        let bytes_slack = 10 * 64;
-        let wanted = (sim.gas_used as f64 * self.gas_adjustment).ceil() as u64 + bytes_slack;
+        let wanted = (sim.gas_used as f64 * self.gas_adjustment).ceil() as u64;
         Ok(wanted.min(sim.max_block_gas))
     }
 }

@@ -115,12 +115,13 @@ impl<S: StateRead> StateRead for Metered<'_, S> {
         Ok(v)
     }
 
+    /// Index rows live outside the tree and a node may rebuild them (state
+    /// sync), so their bytes never reach gas: an index read costs `read`
+    /// and its key's bytes only.
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let g = self.schedule;
         self.charge(g.read.saturating_add(per(key.len(), g.read_byte)))?;
-        let v = self.inner.get_index_raw(key)?;
-        self.charge(per(opt_len(&v), g.read_byte))?;
-        Ok(v)
+        self.inner.get_index_raw(key)
     }
 
     fn prefix_raw(
@@ -133,7 +134,11 @@ impl<S: StateRead> StateRead for Metered<'_, S> {
         let g = self.schedule;
         self.charge(g.read.saturating_add(per(prefix.len(), g.read_byte)))?;
         let rows = self.inner.prefix_raw(space, prefix, after, limit)?;
-        let bytes: usize = rows.iter().map(|(k, v)| k.len() + v.len()).sum();
+        // As for `get_index_raw`: an index listing is charged by its rows.
+        let bytes: usize = match space {
+            Space::State => rows.iter().map(|(k, v)| k.len() + v.len()).sum(),
+            Space::Index => 0,
+        };
         self.charge(per(rows.len(), g.iter_row).saturating_add(per(bytes, g.read_byte)))?;
         Ok(rows)
     }

@@ -163,6 +163,10 @@ impl TxServiceImpl {
     }
 }
 
+/// Simulations that may run at once on this node.
+const SIMULATIONS: usize = 2;
+static SIMULATING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(SIMULATIONS);
+
 #[tonic::async_trait]
 impl TxService for TxServiceImpl {
     async fn broadcast(
@@ -249,9 +253,15 @@ impl TxService for TxServiceImpl {
                 tx.len()
             )));
         }
+        // A simulation may run up to `max_block_gas` of work: at most
+        // SIMULATIONS at once, node-wide, beside the per-IP rate limit.
+        let Ok(_permit) = SIMULATING.try_acquire() else {
+            return Err(Status::resource_exhausted(format!(
+                "{SIMULATIONS} simulations are running; retry later"
+            )));
+        };
         let store = self.store.clone();
-        // On the bounded query pool, like every read of state; the public
-        // listener's per-IP rate limit covers it too.
+        // On the bounded query pool, like every read of state.
         let sim = super::pool::run(move || {
             crate::app::simulate(&store, &tx).map_err(|e| Status::unavailable(e.to_string()))
         })

@@ -143,6 +143,11 @@ impl<S: StateRead> StateRead for Overlay<S> {
         let mine = map_range(map, prefix, after);
         merge_listing(&self.base, space, prefix, after, limit, &mine)
     }
+
+    /// An overlay inside a metered one is metered too.
+    fn charge_gas(&self, work: crate::gas::Work) -> Result<(), StoreError> {
+        self.base.charge_gas(work)
+    }
 }
 
 /// Pending writes under `prefix`, strictly after `after`, in key order.

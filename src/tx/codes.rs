@@ -45,8 +45,10 @@ pub enum Code {
     NotReady = 16,
     /// The tx's work needed more gas than its `gas_limit`; only its nonce changed.
     OutOfGas = 17,
-    /// The block's txs before this one already declare `max_block_gas`
-    /// (FinalizeBlock, when a proposal over the limit arrives by block sync).
+    /// This tx's `gas_limit` would take the block's declared gas (the limits
+    /// of every earlier tx that decoded, whatever its result) past
+    /// `max_block_gas`. FinalizeBlock only: a proposal over the limit that
+    /// arrives by block sync. Changes nothing.
     BlockGasExceeded = 18,
     /// `gas_limit` is below the tx's intrinsic gas or above `max_block_gas`.
     GasLimit = 19,

@@ -262,6 +262,12 @@ pub fn identity_key(
     Ok((arr, vk))
 }
 
+/// Forgets every key [`identity_key`] has accepted, as a restart would.
+/// For tests that show gas does not depend on this cache.
+pub fn clear_identity_key_cache() {
+    key_cache::clear();
+}
+
 /// Keys that passed [`parse_identity_key`]. The check is a pure function of
 /// the bytes, so a hit gives the same answer; it saves two point
 /// decompressions per tx for accounts that send often.
@@ -277,6 +283,10 @@ mod key_cache {
         static C: OnceLock<Mutex<HashMap<[u8; 32], ed25519_consensus::VerificationKey>>> =
             OnceLock::new();
         C.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    pub fn clear() {
+        cache().lock().clear();
     }
 
     pub fn get(k: &[u8; 32]) -> Option<ed25519_consensus::VerificationKey> {

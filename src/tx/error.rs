@@ -63,7 +63,7 @@ pub enum TxError {
     #[error("out of gas: the tx's work needs more than its gas_limit of {limit} (wanted {wanted} so far)")]
     OutOfGas { limit: u64, wanted: u64 },
     /// The tx's declared gas_limit does not fit the block's remaining gas.
-    #[error("block gas limit exceeded: txs before this one declare {before} gas, this one {limit}, the block allows {max}")]
+    #[error("block gas limit exceeded: the block's earlier decoded txs declare {before} gas, this one {limit}, the block allows {max}")]
     BlockGasExceeded { before: u64, limit: u64, max: u64 },
     /// The declared gas_limit is below the tx's intrinsic cost or above the block limit.
     #[error("gas_limit {limit} is outside {intrinsic}..={max} (intrinsic cost ..= max_block_gas)")]

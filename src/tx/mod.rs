@@ -11,7 +11,8 @@ pub mod verify;
 pub use action::Action;
 pub use codes::{Code, CODESPACE};
 pub use envelope::{
-    identity_key, parse_identity_key, sign_bytes, DecodedTx, UnverifiedTx, SIGN_DOMAIN,
+    clear_identity_key_cache, identity_key, parse_identity_key, sign_bytes, DecodedTx,
+    UnverifiedTx, SIGN_DOMAIN,
 };
 pub use error::TxError;
 

@@ -239,8 +239,10 @@ impl World {
         self
     }
 
-    /// This world after a restart of its node: every cache of the process
-    /// that belongs to the node is empty again.
+    /// This world after a restart of its node: the node's own caches (its
+    /// verified-signature cache, RocksDB's block cache) start empty.
+    /// Process-wide caches (Casbin's compiled models, identity keys) are
+    /// the caller's to clear.
     pub fn restart(self) -> World {
         let World { node, height, _dir } = self;
         let path = node.shutdown();

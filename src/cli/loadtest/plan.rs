@@ -18,11 +18,20 @@ use crate::tx::{build::sign_tx_with_gas, Action};
 
 use super::AppKind;
 
-/// The gas limit every load tx declares: a one-key `kv.Set` of up to a few
-/// KiB under the default schedule uses well under it (the load tool reports
-/// any OUT_OF_GAS result), and a block holds `max_block_gas / LOAD_TX_GAS`
-/// of them.
-pub const LOAD_TX_GAS: u64 = 400_000;
+/// The gas limit a natural load tx declares (see [`load_gas`]): a one-key `kv.Set` uses
+/// about 157,000 under the default schedule, each further byte of value
+/// about 45 (the load tool reports any OUT_OF_GAS result). CometBFT reaps
+/// by declared gas, so a block holds at most `max_block_gas / LOAD_TX_GAS`
+/// (5,000) of them.
+pub const LOAD_TX_GAS: u64 = 200_000;
+
+/// The gas a load tx with a value of `value_len` bytes declares: the base
+/// covers a natural tx, and each further byte is charged about 45 (read,
+/// write and tx bytes); 64 leaves room.
+fn load_gas(value_len: usize) -> u64 {
+    let extra = value_len.saturating_sub(NATURAL_VALUE_BYTES) as u64;
+    LOAD_TX_GAS.saturating_add(extra.saturating_mul(64))
+}
 
 /// Value size of a "natural" tx (`--tx-bytes 0`).
 pub const NATURAL_VALUE_BYTES: usize = 32;
@@ -81,7 +90,7 @@ fn stave_tx(key: &SigningKey, chain_id: &str, nonce: u64, idx: usize, value_len:
         key: stave_key(idx),
         value: vec![b'v'; value_len],
     });
-    sign_tx_with_gas(key, chain_id, nonce, vec![action], "", LOAD_TX_GAS)
+    sign_tx_with_gas(key, chain_id, nonce, vec![action], "", load_gas(value_len))
 }
 
 /// The value length that makes a Stave tx with a nonce of this class as close

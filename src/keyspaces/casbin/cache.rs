@@ -156,7 +156,35 @@ static CONSENSUS: LazyLock<Mutex<Budgeted>> =
     LazyLock::new(|| Mutex::new(Budgeted::new(CONSENSUS_BUDGET)));
 static QUERY: LazyLock<Mutex<Budgeted>> = LazyLock::new(|| Mutex::new(Budgeted::new(QUERY_BUDGET)));
 
+thread_local! {
+    /// Set while [`as_query`] runs: consensus-path lookups use the query cache.
+    static QUERY_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Restores the previous [`QUERY_ONLY`] on drop, also when unwinding.
+struct Restore(bool);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        QUERY_ONLY.with(|q| q.set(self.0));
+    }
+}
+
+/// Runs `f` with every lookup on this thread, consensus-path ones included,
+/// served by the query cache. `TxService.Simulate` runs actions as a block
+/// would, but a public call must never fill or churn the consensus cache.
+/// Decisions and gas do not depend on which cache serves them.
+pub fn as_query<R>(f: impl FnOnce() -> R) -> R {
+    let _restore = Restore(QUERY_ONLY.with(|q| q.replace(true)));
+    f()
+}
+
 fn cache(which: Use) -> &'static Mutex<Budgeted> {
+    let which = if QUERY_ONLY.with(|q| q.get()) {
+        Use::Query
+    } else {
+        which
+    };
     match which {
         Use::Consensus => &CONSENSUS,
         Use::Query => &QUERY,

@@ -100,11 +100,7 @@ fn check_recovery_dek(m: &pb::UploadManifest, p: &RightsParams) -> Result<(), Tx
             dek.ephemeral_pubkey.len()
         ))
     })?;
-    let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
-    if !probe
-        .diffie_hellman(&x25519_dalek::PublicKey::from(eph))
-        .was_contributory()
-    {
+    if !crate::keyspaces::validators::x25519_contributory(&eph) {
         return Err(bad(format!(
             "recovery_dek.ephemeral_pubkey {} is a low-order point",
             hx(&eph)

@@ -157,6 +157,8 @@ pub struct GenesisValidator {
 /// Every clamped scalar is a multiple of the cofactor, so any fixed secret
 /// maps all low-order points to zero.
 pub(crate) fn x25519_contributory(public: &[u8; 32]) -> bool {
+    // A scalar multiplication: charged as a point (issue 19).
+    crate::gas::work::count(crate::gas::work::Kind::Point);
     let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
     probe
         .diffie_hellman(&x25519_dalek::PublicKey::from(*public))
@@ -172,8 +174,9 @@ fn key32(field: &str, hex_str: &str) -> Result<[u8; 32], String> {
 }
 
 impl GenesisValidator {
-    /// Checks the keys and the client endpoint (empty, or `host:port` within
-    /// `max_address_bytes`) and returns the wire record.
+    /// Checks the keys, the address (`host:port` within `max_address_bytes`)
+    /// and the client endpoint (empty, or the same) and returns the wire
+    /// record.
     pub fn to_record(
         &self,
         params: &GovernanceParams,
@@ -193,8 +196,8 @@ impl GenesisValidator {
         if self.power == 0 {
             return Err(format!("validator {} has power 0", self.operator_key));
         }
-        endpoint::check_optional_endpoint(
-            "client_endpoint",
+        endpoint::check_endpoints(
+            &self.address,
             &self.client_endpoint,
             params.max_address_bytes,
         )

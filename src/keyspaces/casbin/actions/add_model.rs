@@ -60,6 +60,9 @@ impl AddCasbinModel {
                 "casbin model {id} already exists"
             )));
         }
+        // Parsing the model is compilation, charged by its text's length
+        // as AddCasbinRule charges it.
+        state.charge_gas(crate::gas::Work::Compile(self.perm_model.len() as u64))?;
         let def = parse_model(&self.perm_model, &ctx.params.casbin, false)?;
         check_model_weight(def.weight, &ctx.params.casbin)?;
         let size = (model_key(&id).len() + self.perm_model.len()) as u64;
