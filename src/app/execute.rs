@@ -90,7 +90,7 @@ pub(super) fn consume_nonce<S: StateRead>(
 /// Runs `tx`'s actions in a metered tx overlay with `limit` gas, the
 /// intrinsic gas charged first, and merges the overlay into `block` only if
 /// every action succeeds within the limit. Only a store fault is an `Err`.
-pub fn run_metered<S: StateRead>(
+pub(super) fn run_metered<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
     tx: &DecodedTx,

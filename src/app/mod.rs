@@ -18,7 +18,7 @@ mod simulate;
 use std::sync::Arc;
 
 pub use dispatch::dispatch;
-pub use execute::{authenticate, authenticate_tx, execute_tx, run_metered, BlockEnv};
+pub use execute::{authenticate, authenticate_tx, execute_tx, BlockEnv};
 pub use genesis::{block_max_gas, AppState, GenesisAccount, GenesisError};
 pub use mempool::{CheckKind, Mempool};
 pub use notify::{CommitNotifier, Committed};

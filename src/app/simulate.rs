@@ -1,7 +1,8 @@
 //! `Simulate`: a tx's gas, measured by running its actions against the
 //! latest committed state with `max_block_gas` as its limit, after the
-//! same (unmetered) nonce step a block runs. Nothing is written. The signature, the nonce and the declared `gas_limit` are not
-//! checked, so a client can measure a tx before it fixes its limit and signs.
+//! same (unmetered) nonce step a block runs. Nothing is written. The
+//! signature, the nonce and the declared `gas_limit` are not checked, so a
+//! client can measure a tx before it fixes its limit and signs.
 
 use super::execute::{consume_nonce, run_metered, BlockEnv};
 use super::{AppError, TxOutcome};
@@ -26,9 +27,10 @@ pub struct Simulation {
 /// A store fault, or [`AppError::NoGenesis`] before InitChain. Every problem
 /// with the tx is in the outcome.
 pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> {
-    let info = store.commit_info()?;
-    let committed = store.committed();
-    let params = committed.params()?.ok_or(AppError::NoGenesis)?;
+    // One snapshot for the height, the params and the state simulated on.
+    let view = store.view();
+    let info = view.commit_info()?;
+    let params = view.params()?.ok_or(AppError::NoGenesis)?;
     let height = info.height.ok_or(AppError::NoGenesis)?;
     let max_block_gas = params.gas.max_block_gas;
     let sim = |outcome, intrinsic_gas| Simulation {
@@ -50,7 +52,7 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
         chain_id: &info.chain_id,
         params: &params,
     };
-    let mut scratch = Overlay::new(committed);
+    let mut scratch = Overlay::new(&view);
     // As in a block: the actions run after the nonce step, and see its account.
     consume_nonce(&mut scratch, &env, &tx.signer)?;
     let outcome = crate::keyspaces::casbin::cache::as_query(|| {

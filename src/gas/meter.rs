@@ -52,9 +52,6 @@ impl GasMeter {
     pub fn used(&self) -> u64 {
         self.used.get()
     }
-    pub fn limit(&self) -> u64 {
-        self.limit
-    }
     /// Whether a charge ever failed.
     pub fn exhausted(&self) -> bool {
         self.overrun.get().is_some()
