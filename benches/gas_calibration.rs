@@ -135,7 +135,7 @@ fn scenario(kind: &str, blocks: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = ChainStore::open(dir.path()).expect("open");
     let mut app = App::load(store, AppConfig::default()).expect("load");
-    app.init_chain(CHAIN, 0, b"{}", &[]).expect("genesis");
+    app.init_chain(CHAIN, 0, br#"{"params":{"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#, &[]).expect("genesis");
     let max = stave::gas::GasParams::default().max_block_gas;
     let mut worst = (0.0f64, 0usize, 0u64, 0.0f64, 0.0f64);
     for b in 0..blocks {

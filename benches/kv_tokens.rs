@@ -109,7 +109,8 @@ fn main() {
     let store = ChainStore::open(dir.path()).expect("store");
     let mut app = App::load(store.clone(), AppConfig::default()).expect("app");
     let genesis = serde_json::json!({"params": {"max_stored_bytes_per_account": 1u64 << 40,
-        "kv_tokens": {"max_live_tokens_per_controller": 10_000_000u64}}});
+        "kv_tokens": {"max_live_tokens_per_controller": 10_000_000u64},
+        "storage": {"pow_base": 1, "pow_retention": 0, "unsponsored_block_bytes": 1u64 << 40}}});
     app.init_chain(CHAIN, 0, genesis.to_string().as_bytes(), &[])
         .expect("genesis");
     let mut height = 0;

@@ -212,7 +212,8 @@ fn genesis() -> (Vec<u8>, CometValidators, SigningKey) {
     let x = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([203; 32]));
     // one cid collects every grant of the run: lift its entitlement cap
     let g = serde_json::json!({
-        "params": {"rights": {"max_entitlements_per_cid": u32::MAX}},
+        "params": {"rights": {"max_entitlements_per_cid": u32::MAX},
+            "storage": {"pow_base": 1, "pow_retention": 0, "unsponsored_block_bytes": 1u64 << 40}},
         "validators": [{
         "operator_key": hex::encode(op.verifying_key().to_bytes()),
         "consensus_key": hex::encode(cons), "x25519_key": hex::encode(x.as_bytes()),

@@ -30,6 +30,7 @@ fn run(s: &mut MemState, action: Action) {
         action_index: 0,
         params: Params::default(),
         events: Vec::new(),
+        unsponsored_others: std::cell::Cell::new(0),
     };
     let mut ov = Overlay::new(&*s);
     dispatch(&action, &mut ov, &mut ctx).expect("action applies");

@@ -16,7 +16,7 @@ use inproc::kv::{code, kvdb};
 use inproc::*;
 use proptest::prelude::*;
 use stave::gas::GasParams;
-use stave::keyspaces::accounts::{Account, AccountsRead, AccountsWrite};
+use stave::keyspaces::accounts::{AccountsRead, AccountsWrite};
 use stave::keyspaces::kv::KvdbOp;
 use stave::keyspaces::params::Params;
 use stave::keyspaces::TxContext;
@@ -131,12 +131,10 @@ fn execution(node: &Node, height: u64, seed: u8, raw: &[u8], params: &Params) ->
     let time_ns = block_time(height).unix_timestamp_nanos() as i64;
     // The actions run after the nonce step (BRIEF §4), which is not metered.
     let mut base = Overlay::new(node.store.committed());
-    let mut account = base.account(&tx.signer).unwrap().unwrap_or(Account {
-        nonce: 0,
-        created_at: time_ns,
-        created_height: height,
-        stored_bytes: 0,
-    });
+    let mut account = base
+        .account(&tx.signer)
+        .unwrap()
+        .unwrap_or_else(|| stave::keyspaces::accounts::storage::new_account(height, time_ns));
     account.nonce += 1;
     base.put_account(&tx.signer, &account);
     let mut state = Counting {
@@ -153,6 +151,7 @@ fn execution(node: &Node, height: u64, seed: u8, raw: &[u8], params: &Params) ->
         action_index: 0,
         params: params.clone(),
         events: Vec::new(),
+        unsponsored_others: std::cell::Cell::new(0),
     };
     for (i, a) in tx.actions.iter().enumerate() {
         ctx.action_index = i as u32;

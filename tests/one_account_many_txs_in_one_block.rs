@@ -79,7 +79,13 @@ async fn concurrent_check_tx_admits_one_accounts_txs_in_nonce_order() {
     let dir = tempfile::tempdir().unwrap();
     let store = stave::store::ChainStore::open(dir.path()).unwrap();
     let mut app = stave::app::App::load(store, stave::app::AppConfig::default()).unwrap();
-    app.init_chain(CHAIN, 0, b"{}", &[]).unwrap();
+    app.init_chain(
+        CHAIN,
+        0,
+        br#"{"params":{"storage":{"pow_base":1,"pow_retention":0}}}"#,
+        &[],
+    )
+    .unwrap();
     let (mut svc, checker) = MempoolService::spawn_with_handle(app.mempool());
     // Half the txs have their signature cached already (fast precheck), half
     // not (slow precheck): the fast ones must still wait for their turn.

@@ -145,6 +145,7 @@ fn raw_tx(seed: u8, nonce: u64, action: pb::action::Kind) -> Bytes {
         pb::Tx {
             body_bytes,
             signature,
+            pow_nonce: 0,
         }
         .encode_to_vec(),
     )

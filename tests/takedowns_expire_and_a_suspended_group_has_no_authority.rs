@@ -210,6 +210,7 @@ async fn governance_actions_malformed_on_the_wire_change_nothing() {
         tpb::Tx {
             body_bytes: body,
             signature: sig,
+            pow_nonce: 0,
         }
         .encode_to_vec()
     };

@@ -40,5 +40,6 @@ pub fn dispatch<S: StateWrite>(
         Action::KvTokenUpdate(a) => a.execute(state, ctx),
         Action::KvTokenDelete(a) => a.execute(state, ctx),
         Action::Kvdb(a) => a.execute(state, ctx),
+        Action::SetAccountQuota(a) => a.execute(state, ctx),
     }
 }

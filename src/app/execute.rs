@@ -5,19 +5,31 @@
 use super::dispatch::dispatch;
 use super::outcome::TxOutcome;
 use crate::gas::{work, GasMeter, Metered, Work};
-use crate::keyspaces::accounts::{Account, AccountsRead, AccountsWrite};
+use std::cell::Cell;
+
+use crate::keyspaces::accounts::storage::{is_sponsored, new_account, ACCOUNT_RECORD_BYTES};
+use crate::keyspaces::accounts::{pow, AccountsRead, AccountsWrite};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::TxContext;
 use crate::store::{Overlay, StateRead, StoreError};
 use crate::tx::{DecodedTx, TxError};
 
-/// Where a tx runs: the block's height and time, the chain and its params.
+/// Where a tx runs: the block's height and time, the chain and its params,
+/// and the bytes unsponsored accounts may still add in this block.
 #[derive(Debug, Clone)]
 pub struct BlockEnv<'a> {
     pub height: u64,
     pub time_ns: i64,
     pub chain_id: &'a str,
     pub params: &'a Params,
+    pub unsponsored_room: &'a Cell<u64>,
+}
+
+impl BlockEnv<'_> {
+    /// A fresh block's unsponsored budget.
+    pub fn unsponsored_budget(params: &Params) -> Cell<u64> {
+        Cell::new(params.storage.unsponsored_block_bytes)
+    }
 }
 
 /// Authenticates and applies one tx. `decoded` is the stateless result and
@@ -69,19 +81,25 @@ fn execute<S: StateRead>(
 }
 
 /// The nonce step of an authenticated tx (BRIEF §4), which is not metered:
-/// the signer's account is created if new and its nonce incremented,
-/// whatever the actions do.
+/// the signer's account is created if new (charged for its own record, and
+/// to the block's unsponsored budget unless sponsored) and its nonce
+/// incremented, whatever the actions do.
 pub(super) fn consume_nonce<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
     signer: &[u8; 32],
 ) -> Result<(), StoreError> {
-    let mut account = block.account(signer)?.unwrap_or(Account {
-        nonce: 0,
-        created_at: env.time_ns,
-        created_height: env.height,
-        stored_bytes: 0,
-    });
+    let mut account = match block.account(signer)? {
+        Some(a) => a,
+        None => {
+            if !is_sponsored(block, signer, None)? {
+                let room = env.unsponsored_room.get();
+                env.unsponsored_room
+                    .set(room.saturating_sub(ACCOUNT_RECORD_BYTES));
+            }
+            new_account(env.height, env.time_ns)
+        }
+    };
     account.nonce += 1;
     block.put_account(signer, &account);
     Ok(())
@@ -107,7 +125,10 @@ pub(super) fn run_metered<S: StateRead>(
         action_index: 0,
         params: env.params.clone(),
         events: Vec::new(),
+        unsponsored_others: std::cell::Cell::new(0),
     };
+    let signer_account = block.account(&tx.signer)?;
+    let unsponsored = !is_sponsored(&*block, &tx.signer, signer_account.as_ref())?;
     let mut overlay = Metered::new(Overlay::new(&*block), &meter, &env.params.gas);
     let mut result = meter.charge(tx.intrinsic_gas).map_err(TxError::from);
     for (i, action) in tx.actions.iter().enumerate() {
@@ -131,6 +152,15 @@ pub(super) fn run_metered<S: StateRead>(
         Err(TxError::Store(fault)) => Err(fault),
         Ok(()) => {
             let changes = overlay.into_inner().into_changes();
+            let own = if unsponsored {
+                changes.written_bytes()
+            } else {
+                0
+            };
+            let take = own.saturating_add(ctx.unsponsored_others.get());
+            if let Err(e) = take_unsponsored(env, take) {
+                return Ok(TxOutcome::action_failed(tx.id, &e).with_gas(wanted, meter.used()));
+            }
             block.apply(changes);
             Ok(TxOutcome::ok(tx.id, ctx.events).with_gas(wanted, meter.used()))
         }
@@ -138,7 +168,28 @@ pub(super) fn run_metered<S: StateRead>(
     }
 }
 
-/// Chain id, signature and nonce against the block state.
+/// Takes `bytes` of the block's unsponsored budget: what an unsponsored
+/// signer's tx writes (every row, key and value), measured on its changes.
+///
+/// # Errors
+/// `UnsponsoredBudget` when less remains; the tx then fails as an action
+/// would, consuming only its nonce.
+fn take_unsponsored(env: &BlockEnv<'_>, bytes: u64) -> Result<(), TxError> {
+    let room = env.unsponsored_room.get();
+    if bytes > room {
+        return Err(TxError::UnsponsoredBudget {
+            adding: bytes,
+            room,
+            block: env.params.storage.unsponsored_block_bytes,
+        });
+    }
+    env.unsponsored_room.set(room - bytes);
+    Ok(())
+}
+
+/// Chain id, signature, nonce and, for an unsponsored signer, proof of work
+/// (and room in the block for a new account's record) against the block
+/// state. A tx failing here changes nothing: no account, no nonce.
 pub fn authenticate<S: StateRead>(
     state: &S,
     env: &BlockEnv<'_>,
@@ -151,7 +202,8 @@ pub fn authenticate<S: StateRead>(
             signer: tx.signer_hex(),
         });
     }
-    let expected = state.next_nonce(&tx.signer)?;
+    let account = state.account(&tx.signer)?;
+    let expected = account.map_or(0, |a| a.nonce);
     if tx.nonce != expected {
         return Err(TxError::Nonce {
             signer: tx.signer_hex(),
@@ -159,5 +211,42 @@ pub fn authenticate<S: StateRead>(
             got: tx.nonce,
         });
     }
+    if !check_work(state, &env.params.storage, tx, account.as_ref())? {
+        return Ok(());
+    }
+    let room = env.unsponsored_room.get();
+    if account.is_none() && room < ACCOUNT_RECORD_BYTES {
+        return Err(TxError::UnsponsoredBudget {
+            adding: ACCOUNT_RECORD_BYTES,
+            room,
+            block: env.params.storage.unsponsored_block_bytes,
+        });
+    }
     Ok(())
+}
+
+/// For an unsponsored signer (`account` is its record in `state`), checks
+/// the envelope's proof of work; returns whether the signer is unsponsored.
+/// CheckTx and every block phase use this one rule.
+///
+/// # Errors
+/// `PowRequired` when the work does not meet the target.
+pub fn check_work<S: StateRead + ?Sized>(
+    state: &S,
+    storage: &crate::keyspaces::accounts::StorageParams,
+    tx: &DecodedTx,
+    account: Option<&crate::keyspaces::accounts::Account>,
+) -> Result<bool, TxError> {
+    if is_sponsored(state, &tx.signer, account)? {
+        return Ok(false);
+    }
+    let size = tx.body_bytes.len() as u64;
+    if !pow::meets(storage, &tx.id, size, tx.pow_nonce) {
+        return Err(TxError::PowRequired {
+            signer: tx.signer_hex(),
+            pow_nonce: tx.pow_nonce,
+            divisor: pow::divisor(storage, size),
+        });
+    }
+    Ok(true)
 }

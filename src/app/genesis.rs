@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::keyspaces::accounts::{Account, AccountsWrite};
+use crate::keyspaces::accounts::AccountsWrite;
 use crate::keyspaces::params::{Params, ParamsWrite};
 use crate::keyspaces::validators::{GenesisValidator, ValidatorsWrite};
 use crate::store::{Changes, MemState, Overlay};
@@ -139,12 +139,7 @@ impl AppState {
             }
             state.put_account(
                 &pk,
-                &Account {
-                    nonce: 0,
-                    created_at: genesis_time_ns,
-                    created_height: 0,
-                    stored_bytes: 0,
-                },
+                &crate::keyspaces::accounts::storage::new_account(0, genesis_time_ns),
             );
         }
         let mut records = Vec::with_capacity(self.validators.len());

@@ -152,10 +152,19 @@ impl Mempool {
         // The pending entry, when there is one, is already at or past the
         // committed nonce (the view is cleared at every Commit), so the store
         // is read once per account per block, not once per tx.
-        let known = self.view.lock().pending.get(&tx.signer).copied();
+        let (known, params) = {
+            let v = self.view.lock();
+            let storage = v.params.as_ref().map(|p| p.storage.clone());
+            (v.pending.get(&tx.signer).copied(), storage)
+        };
+        let committed = self.store.committed();
+        let account = committed.account(&tx.signer)?;
+        if let Some(storage) = &params {
+            super::execute::check_work(&committed, storage, tx, account.as_ref())?;
+        }
         let (next, count) = match known {
             Some(entry) => entry,
-            None => (self.store.committed().next_nonce(&tx.signer)?, 0),
+            None => (account.map_or(0, |a| a.nonce), 0),
         };
         let mut v = self.view.lock();
         if tx.nonce != next {

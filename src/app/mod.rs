@@ -259,11 +259,13 @@ impl App {
         let t0 = std::time::Instant::now();
         let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
         let t_verify = t0.elapsed();
+        let room = BlockEnv::unsponsored_budget(&params);
         let env = BlockEnv {
             height,
             time_ns,
             chain_id: &self.chain_id,
             params: &params,
+            unsponsored_room: &room,
         };
         let base = self.store.committed();
         let mut block = Overlay::new(base);

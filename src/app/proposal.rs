@@ -73,11 +73,13 @@ impl App {
             time_ns,
             txs,
         } = block;
+        let room = BlockEnv::unsponsored_budget(params);
         let env = BlockEnv {
             height,
             time_ns,
             chain_id: self.chain_id(),
             params,
+            unsponsored_room: &room,
         };
         let mut scratch = Overlay::new(self.store().committed());
         for ((raw, d), ok) in txs.iter().zip(decoded).zip(sig_ok) {

@@ -46,11 +46,13 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     if let Err(e) = tx.check_chain(&info.chain_id) {
         return Ok(sim(TxOutcome::err(Some(tx.id), &e), tx.intrinsic_gas));
     }
+    let room = BlockEnv::unsponsored_budget(&params);
     let env = BlockEnv {
         height: height + 1,
         time_ns: info.last_block_time_ns,
         chain_id: &info.chain_id,
         params: &params,
+        unsponsored_room: &room,
     };
     let mut scratch = Overlay::new(&view);
     // As in a block: the actions run after the nonce step, and see its account.

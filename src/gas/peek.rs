@@ -72,6 +72,7 @@ mod tests {
         pb::Tx {
             body_bytes: body.encode_to_vec(),
             signature: vec![2; 64],
+            pow_nonce: 0,
         }
         .encode_to_vec()
     }

@@ -55,6 +55,15 @@ impl QueryService for QueryServiceImpl {
         let store = self.store.clone();
         blocking(move || {
             let ci = store.commit_info().map_err(internal)?;
+            let storage = {
+                use crate::keyspaces::params::ParamsRead;
+                store
+                    .view()
+                    .params()
+                    .map_err(internal)?
+                    .unwrap_or_default()
+                    .storage
+            };
             Ok(Response::new(StatusResponse {
                 chain_id: ci.chain_id,
                 height: ci.height.unwrap_or(0),
@@ -62,6 +71,8 @@ impl QueryService for QueryServiceImpl {
                 schema_version: crate::store::SCHEMA_VERSION,
                 app_version: crate::app::APP_VERSION,
                 earliest_height: ci.earliest_version,
+                pow_base: storage.pow_base,
+                pow_retention: storage.pow_retention,
             }))
         })
         .await
@@ -89,6 +100,7 @@ impl QueryService for QueryServiceImpl {
                     created_at: a.created_at,
                     created_height: a.created_height,
                     stored_bytes: a.stored_bytes,
+                    quota: a.quota,
                     height,
                 },
             }))

@@ -47,6 +47,11 @@ pub struct TxContext {
     pub action_index: u32,
     pub params: crate::keyspaces::params::Params,
     pub events: Vec<Event>,
+    /// Bytes charged in this tx to unsponsored accounts other than the
+    /// signer (a KV token's controller, an upload's uploader), new records
+    /// included. The executor takes them from the block's unsponsored
+    /// budget, whoever signs.
+    pub unsponsored_others: std::cell::Cell<u64>,
 }
 
 impl TxContext {

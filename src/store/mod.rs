@@ -49,11 +49,13 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// `kvdbgc/` entries became `KvdbOrphans` records (owner and bytes still
 /// charged), and `kvdbzgc/` (index) queues deleted sorted sets' score rows.
 /// 6: `params/current` carries the gas schedule (`gas`), which a store of
-/// an earlier version lacks. A store of another version is refused at open,
+/// an earlier version lacks. 7: `params/current` carries `storage`, account
+/// records count their own bytes, and `sponsorships/` and `sponsor_pools/`
+/// exist. A store of another version is refused at open,
 /// never read under the wrong layout. A new protobuf field is not a layout
 /// change (validator records' `client_endpoint`: a record without it reads
 /// as empty, and an empty one encodes to the same bytes as before).
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -18,6 +18,16 @@ pub struct Changes {
 }
 
 impl Changes {
+    /// Key plus value bytes of every row these changes write, in both
+    /// spaces: an upper bound on what applying them adds to the store.
+    pub fn written_bytes(&self) -> u64 {
+        self.state
+            .iter()
+            .chain(&self.index)
+            .filter_map(|(k, v)| v.as_ref().map(|v| (k.len() + v.len()) as u64))
+            .sum()
+    }
+
     /// Applies `newer` on top of these changes.
     pub fn merge(&mut self, newer: Changes) {
         self.state.extend(newer.state);

@@ -51,6 +51,7 @@ pub enum Action {
     KvTokenDelete(KvTokenDelete),
     /// Every kvdb operation (`stave.kv.v1.Kvdb*`).
     Kvdb(KvdbAction),
+    SetAccountQuota(crate::keyspaces::accounts::SetAccountQuota),
 }
 
 impl Action {
@@ -85,6 +86,7 @@ impl Action {
             Action::KvTokenUpdate(a) => a.check_stateless(params),
             Action::KvTokenDelete(a) => a.check_stateless(params),
             Action::Kvdb(a) => a.check_stateless(params),
+            Action::SetAccountQuota(a) => a.check_stateless(params),
         }
     }
 
@@ -129,7 +131,8 @@ impl Action {
             | Action::GrantEntitlement(_)
             | Action::RevokeEntitlement(_)
             | Action::SetPolicy(_)
-            | Action::RecordGrant(_) => Ok(None),
+            | Action::RecordGrant(_)
+            | Action::SetAccountQuota(_) => Ok(None),
         }
     }
 
@@ -164,6 +167,7 @@ impl Action {
             Action::KvTokenUpdate(_) => "kv.token.update",
             Action::KvTokenDelete(_) => "kv.token.delete",
             Action::Kvdb(_) => "kvdb",
+            Action::SetAccountQuota(_) => "account.set_quota",
         }
     }
 }
@@ -198,6 +202,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::RevokeEntitlement(a) => Action::RevokeEntitlement(a.into()),
             Kind::SetPolicy(a) => Action::SetPolicy(a.try_into()?),
             Kind::RecordGrant(a) => Action::RecordGrant(a.into()),
+            Kind::SetAccountQuota(a) => Action::SetAccountQuota(a.into()),
             Kind::KvTokenCreate(c) => Action::KvTokenCreate(c.try_into().map_err(e)?),
             Kind::KvTokenUpdate(u) => Action::KvTokenUpdate(u.try_into().map_err(e)?),
             Kind::KvTokenDelete(d) => Action::KvTokenDelete(d.try_into().map_err(e)?),
@@ -249,6 +254,7 @@ impl From<Action> for pb::Action {
             Action::AddCasbinModel(a) => Kind::AddCasbinModel(a.into()),
             Action::AddCasbinRule(a) => Kind::AddCasbinRule(a.into()),
             Action::RemoveCasbinRule(a) => Kind::RemoveCasbinRule(a.into()),
+            Action::SetAccountQuota(a) => Kind::SetAccountQuota(a.into()),
         };
         pb::Action { kind: Some(kind) }
     }

@@ -59,8 +59,25 @@ pub fn sign_tx_with_gas(
     pb::Tx {
         body_bytes,
         signature,
+        pow_nonce: 0,
     }
     .encode_to_vec()
+}
+
+/// `raw` with its proof of work mined under `storage` (an unsponsored
+/// signer's tx), or `None` if `raw` is not a `Tx` or no nonce below
+/// `max_tries` meets the target.
+pub fn with_pow(
+    raw: &[u8],
+    storage: &crate::keyspaces::accounts::StorageParams,
+    max_tries: u64,
+) -> Option<Vec<u8>> {
+    use sha2::{Digest, Sha256};
+    let mut tx = pb::Tx::decode(raw).ok()?;
+    let id: [u8; 32] = Sha256::digest(&tx.body_bytes).into();
+    let size = tx.body_bytes.len() as u64;
+    tx.pow_nonce = crate::keyspaces::accounts::pow::mine(storage, &id, size, 0, max_tries)?;
+    Some(tx.encode_to_vec())
 }
 
 /// The tx id of encoded tx bytes, if they decode as a `Tx`.

@@ -52,6 +52,17 @@ pub enum Code {
     BlockGasExceeded = 18,
     /// `gas_limit` is below the tx's intrinsic gas or above `max_block_gas`.
     GasLimit = 19,
+    /// The signer is unsponsored (no quota, not an ACTIVE validator) and
+    /// the envelope's `pow_nonce` is not valid work for the tx. Changes
+    /// nothing: no account, no nonce.
+    PowRequired = 20,
+    /// The block's `unsponsored_block_bytes` cannot cover this unsponsored
+    /// write (or a new unsponsored account's record, which changes nothing).
+    UnsponsoredBudget = 21,
+    /// SetAccountQuota: the signer is not a validator operator.
+    NotSponsor = 22,
+    /// SetAccountQuota: the pool is not ACTIVE or has no room for the increase.
+    SponsorBudget = 23,
     /// Governance: the signer is not an ACTIVE validator (vote, resolve).
     NotValidator = 200,
     /// Governance: the voter already voted in this election.
@@ -231,6 +242,10 @@ impl Code {
             Code::OutOfGas => "OUT_OF_GAS",
             Code::BlockGasExceeded => "BLOCK_GAS_EXCEEDED",
             Code::GasLimit => "GAS_LIMIT",
+            Code::PowRequired => "POW_REQUIRED",
+            Code::UnsponsoredBudget => "UNSPONSORED_BUDGET",
+            Code::NotSponsor => "NOT_SPONSOR",
+            Code::SponsorBudget => "SPONSOR_BUDGET",
             Code::NotValidator => "NOT_VALIDATOR",
             Code::DoubleVote => "DOUBLE_VOTE",
             Code::ElectionClosed => "ELECTION_CLOSED",
@@ -305,7 +320,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 90] = [
+    pub const ALL: [Code; 94] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -326,6 +341,10 @@ impl Code {
         Code::OutOfGas,
         Code::BlockGasExceeded,
         Code::GasLimit,
+        Code::PowRequired,
+        Code::UnsponsoredBudget,
+        Code::NotSponsor,
+        Code::SponsorBudget,
         Code::NotValidator,
         Code::DoubleVote,
         Code::ElectionClosed,

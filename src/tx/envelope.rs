@@ -41,6 +41,8 @@ pub struct DecodedTx {
     pub intrinsic_gas: u64,
     pub body_bytes: Vec<u8>,
     pub signature: [u8; 64],
+    /// The envelope's proof-of-work nonce (outside the signature).
+    pub pow_nonce: u64,
     pub verification_key: ed25519_consensus::VerificationKey,
 }
 
@@ -220,6 +222,7 @@ fn decode_body(
         intrinsic_gas: 0,
         body_bytes: tx.body_bytes,
         signature,
+        pow_nonce: tx.pow_nonce,
         verification_key,
     })
 }

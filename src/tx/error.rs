@@ -72,6 +72,27 @@ pub enum TxError {
         intrinsic: u64,
         max: u64,
     },
+    /// An unsponsored signer's tx lacks valid proof of work (authentication).
+    #[error("signer {signer} is unsponsored and pow_nonce {pow_nonce} is not valid work: SHA-256(\"stave/pow/v1\" || tx id || nonce) must be below 2^256 / {divisor}")]
+    PowRequired {
+        signer: String,
+        pow_nonce: u64,
+        divisor: u64,
+    },
+    /// The block's unsponsored byte budget cannot cover this write.
+    #[error("unsponsored block budget used up: adding {adding} bytes, {room} of {block} left in this block")]
+    UnsponsoredBudget { adding: u64, room: u64, block: u64 },
+    /// The signer may not move budget from the pool it names.
+    #[error("not a sponsor: {0}")]
+    NotSponsor(String),
+    /// The sponsor pool has no room for the increase.
+    #[error("{pool} pool exhausted: {allocated} + {adding} bytes > budget {budget}")]
+    SponsorBudget {
+        pool: String,
+        allocated: u64,
+        adding: u64,
+        budget: u64,
+    },
     /// A node fault while executing: never a tx result (see `StoreError`).
     #[error("store fault: {0}")]
     Store(StoreError),
@@ -113,6 +134,10 @@ impl TxError {
             TxError::OutOfGas { .. } => Code::OutOfGas,
             TxError::BlockGasExceeded { .. } => Code::BlockGasExceeded,
             TxError::GasLimit { .. } => Code::GasLimit,
+            TxError::PowRequired { .. } => Code::PowRequired,
+            TxError::UnsponsoredBudget { .. } => Code::UnsponsoredBudget,
+            TxError::NotSponsor(_) => Code::NotSponsor,
+            TxError::SponsorBudget { .. } => Code::SponsorBudget,
             // Never reported as a tx result; the executor aborts instead.
             TxError::Store(_) => Code::NotReady,
         }

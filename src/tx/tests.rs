@@ -79,6 +79,7 @@ fn signature_covers_the_domain_tag() {
     let raw = pb::Tx {
         body_bytes,
         signature: sig,
+        pow_nonce: 0,
     }
     .encode_to_vec();
     let tx = DecodedTx::decode(&raw, &Params::default()).unwrap();

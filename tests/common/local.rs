@@ -107,7 +107,14 @@ fn comet_validators(n: usize) -> Vec<(Vec<u8>, u64)> {
 pub fn chain_at_genesis(dir: &Path, app_state: &[u8], n: usize) -> ChainStore {
     let store = ChainStore::open(&dir.join("chain")).unwrap();
     let mut app = App::load(store.clone(), AppConfig::default()).unwrap();
-    app.init_chain(CHAIN, 0, app_state, &comet_validators(n))
+    // Fresh test keys act without sponsors: proof of work off, as in the
+    // in-process harness, unless the scenario sets `params.storage`.
+    let mut state: serde_json::Value = serde_json::from_slice(app_state).unwrap();
+    if state["params"]["storage"].is_null() {
+        state["params"]["storage"] = serde_json::json!({"pow_base": 1, "pow_retention": 0, "unsponsored_block_bytes": 1u64 << 40});
+    }
+    let app_state = serde_json::to_vec(&state).unwrap();
+    app.init_chain(CHAIN, 0, &app_state, &comet_validators(n))
         .unwrap();
     store
 }

@@ -123,6 +123,26 @@ impl Chain {
         }
     }
 
+    /// A chain from an app state of the caller's (see [`genesis`]).
+    pub async fn start_with(
+        mut node: Node,
+        state: serde_json::Value,
+        comet: Vec<([u8; 32], u64)>,
+    ) -> Chain {
+        node.init_chain_with_validators(state, comet).await;
+        Chain {
+            node,
+            height: 0,
+            nonces: BTreeMap::new(),
+        }
+    }
+
+    /// One block holding these encoded txs; returns the block's response.
+    pub async fn raw(&mut self, txs: Vec<bytes::Bytes>) -> response::FinalizeBlock {
+        self.height += 1;
+        self.node.block(self.height, txs).await.1
+    }
+
     /// One block holding one tx by `seed`; returns the block's response.
     pub async fn send(&mut self, seed: u8, actions: Vec<Action>) -> response::FinalizeBlock {
         let nonce = self.nonces.entry(seed).or_insert(0);

@@ -56,6 +56,28 @@ pub fn signed(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
     Bytes::from(sign_tx(&key(seed), CHAIN, nonce, actions, ""))
 }
 
+/// The storage params scenarios run under unless they set their own: proof
+/// of work off (divisor 1) and a practically unlimited unsponsored block
+/// budget, so fresh test keys act without sponsors. The paid-for-state
+/// scenarios set `params.storage` themselves.
+pub fn open_storage() -> serde_json::Value {
+    serde_json::json!({
+        "pow_base": 1,
+        "pow_retention": 0,
+        "unsponsored_block_bytes": 1u64 << 40,
+    })
+}
+
+fn with_open_storage(mut app_state: serde_json::Value) -> serde_json::Value {
+    if let Some(obj) = app_state.as_object_mut() {
+        let params = obj.entry("params").or_insert_with(|| serde_json::json!({}));
+        if let Some(p) = params.as_object_mut() {
+            p.entry("storage").or_insert_with(open_storage);
+        }
+    }
+    app_state
+}
+
 /// The InitChain request the harness sends: chain [`CHAIN`], block time 0,
 /// the given app state and CometBFT genesis validators (ed25519 key, power).
 pub fn init_chain_request(
@@ -69,6 +91,7 @@ pub fn init_chain_request(
             power: power.try_into().unwrap(),
         })
         .collect();
+    let app_state = with_open_storage(app_state);
     request::InitChain {
         time: block_time(0),
         chain_id: CHAIN.into(),

@@ -1,8 +1,9 @@
-//! Typed access to accounts.
+//! Typed access to accounts, sponsorships and sponsor pools.
 
 use prost::Message;
 
-use super::{keys::account_key, Account};
+use super::keys::{account_key, pool_key, sponsorship_key};
+use super::Account;
 use crate::proto::accounts as pb;
 use crate::store::{StateRead, StateWrite, StoreError};
 
@@ -21,6 +22,23 @@ pub trait AccountsRead: StateRead {
     fn next_nonce(&self, pubkey: &[u8; 32]) -> Result<u64, StoreError> {
         Ok(self.account(pubkey)?.map(|a| a.nonce).unwrap_or(0))
     }
+
+    /// What the pool `pool_id` has moved to `account` (0: nothing).
+    fn sponsorship(&self, account: &[u8; 32], pool_id: &[u8]) -> Result<u64, StoreError> {
+        let key = sponsorship_key(account, pool_id);
+        crate::keyspaces::u64_of(&key, self.get_raw(&key)?)
+    }
+
+    /// What the pool `pool_id` has moved to accounts in total.
+    fn pool_allocated(&self, pool_id: &[u8]) -> Result<u64, StoreError> {
+        let key = pool_key(pool_id);
+        match self.get_raw(&key)? {
+            None => Ok(0),
+            Some(raw) => pb::SponsorPool::decode(raw.as_slice())
+                .map(|p| p.allocated)
+                .map_err(|e| StoreError::corrupt(&key, e)),
+        }
+    }
 }
 impl<T: StateRead + ?Sized> AccountsRead for T {}
 
@@ -30,6 +48,26 @@ pub trait AccountsWrite: StateWrite {
             account_key(pubkey),
             pb::Account::from(*account).encode_to_vec(),
         );
+    }
+
+    /// Sets a sponsorship; an amount of 0 deletes it.
+    fn put_sponsorship(&mut self, account: &[u8; 32], pool_id: &[u8], amount: u64) {
+        let key = sponsorship_key(account, pool_id);
+        if amount == 0 {
+            self.delete_raw(key);
+        } else {
+            self.put_raw(key, amount.to_be_bytes().to_vec());
+        }
+    }
+
+    /// Sets a pool's total; 0 deletes its record.
+    fn put_pool_allocated(&mut self, pool_id: &[u8], allocated: u64) {
+        let key = pool_key(pool_id);
+        if allocated == 0 {
+            self.delete_raw(key);
+        } else {
+            self.put_raw(key, pb::SponsorPool { allocated }.encode_to_vec());
+        }
     }
 }
 impl<T: StateWrite + ?Sized> AccountsWrite for T {}

@@ -2,7 +2,8 @@
 //! one record of `(cid, pubkey)`, by the authorisation table in `table.rs`.
 
 use super::table::{may_change, removes_last_owner, Change};
-use super::{scope, EntitlementsRead, EntitlementsWrite};
+use super::{entitlement_bytes, payer_of, scope, EntitlementsRead, EntitlementsWrite};
+use crate::keyspaces::accounts::storage::{charge, release};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::rights::{block_secs, check_cid, hx, identity, RightsError};
 use crate::keyspaces::uploads::UploadsRead;
@@ -100,6 +101,13 @@ impl GrantEntitlement {
             created_at: block_secs(ctx.time_ns),
             created_height: ctx.height,
         };
+        if let Some(old) = state.entitlement(&self.cid, &target)? {
+            if let Some(payer) = payer_of(&old) {
+                release(state, &payer, entitlement_bytes(&target, &old))?;
+            }
+        }
+        let signer = ctx.signer;
+        charge(state, ctx, &signer, entitlement_bytes(&target, &record), 0)?;
         state.put_entitlement(&target, &record)?;
         ctx.emit(
             Event::new("rights.grant_entitlement")

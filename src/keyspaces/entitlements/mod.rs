@@ -18,4 +18,4 @@ pub use keys::{
     entitlements_cid_prefix, entitlements_prefix, owner_count_key,
 };
 pub use revoke::RevokeEntitlement;
-pub use state::{EntitlementsRead, EntitlementsWrite};
+pub use state::{entitlement_bytes, payer_of, EntitlementsRead, EntitlementsWrite};

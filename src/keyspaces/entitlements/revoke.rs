@@ -3,7 +3,8 @@
 
 use super::grant::authorise;
 use super::table::Change;
-use super::EntitlementsWrite;
+use super::{entitlement_bytes, payer_of, EntitlementsRead, EntitlementsWrite};
+use crate::keyspaces::accounts::storage::release;
 use crate::keyspaces::params::Params;
 use crate::keyspaces::rights::{check_cid, hx, identity};
 use crate::keyspaces::{Event, TxContext};
@@ -58,6 +59,11 @@ impl RevokeEntitlement {
                 hx(&target),
                 hx(&self.cid)
             )));
+        }
+        if let Some(old) = state.entitlement(&self.cid, &target)? {
+            if let Some(payer) = payer_of(&old) {
+                release(state, &payer, entitlement_bytes(&target, &old))?;
+            }
         }
         state.delete_entitlement(&self.cid, &target)?;
         ctx.emit(

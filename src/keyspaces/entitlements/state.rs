@@ -38,6 +38,27 @@ fn step_count<S: StateWrite + ?Sized>(
     Ok(())
 }
 
+/// The bytes a record costs its grantor: the primary row and its
+/// `entitlements_by_key/` row.
+pub fn entitlement_bytes(pubkey: &[u8], e: &pb::Entitlement) -> u64 {
+    use crate::keyspaces::accounts::storage::row_bytes;
+    let value = e.encoded_len();
+    let by_key = pubkey
+        .try_into()
+        .map(|pk: [u8; 32]| entitlement_by_key_key(&pk, &e.cid).len())
+        .unwrap_or(0);
+    let primary = pubkey
+        .try_into()
+        .map(|pk: [u8; 32]| entitlement_key(&e.cid, &pk).len())
+        .unwrap_or(0);
+    row_bytes(primary, value).saturating_add(row_bytes(by_key, value))
+}
+
+/// The account a record is charged to: its grantor.
+pub fn payer_of(e: &pb::Entitlement) -> Option<[u8; 32]> {
+    e.grantor.as_slice().try_into().ok()
+}
+
 pub trait EntitlementsRead: StateRead {
     fn entitlement(
         &self,

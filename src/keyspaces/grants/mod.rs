@@ -56,14 +56,17 @@ pub trait GrantsRead: StateRead {
 impl<T: StateRead + ?Sized> GrantsRead for T {}
 
 pub trait GrantsWrite: StateWrite {
-    /// Writes the grant and its index entry.
-    fn put_grant(&mut self, consumer: &[u8; 32], g: &pb::Grant) {
+    /// Writes the grant and its index entry; returns the bytes written
+    /// (what the recording validator is charged).
+    fn put_grant(&mut self, consumer: &[u8; 32], g: &pb::Grant) -> u64 {
+        use crate::keyspaces::accounts::storage::row_bytes;
         let value = g.encode_to_vec();
-        self.put_index_raw(
-            grant_by_key_key(consumer, &g.cid, g.block_height),
-            value.clone(),
-        );
-        self.put_raw(grant_key(&g.cid, consumer, g.block_height), value);
+        let by_key = grant_by_key_key(consumer, &g.cid, g.block_height);
+        let primary = grant_key(&g.cid, consumer, g.block_height);
+        let bytes = row_bytes(by_key.len(), value.len()) + row_bytes(primary.len(), value.len());
+        self.put_index_raw(by_key, value.clone());
+        self.put_raw(primary, value);
+        bytes
     }
 
     fn put_grants_recorded_at(&mut self, validator: &[u8; 32], height: u64, n: u64) {

@@ -118,7 +118,7 @@ impl RecordGrant {
         )?;
         let reason = decision.outcome?;
         state.put_grants_recorded_at(&ctx.signer, ctx.height, recorded + 1);
-        state.put_grant(
+        let bytes = state.put_grant(
             &consumer,
             &pb::Grant {
                 cid: self.cid.clone(),
@@ -129,6 +129,8 @@ impl RecordGrant {
                 timestamp: now,
             },
         );
+        let validator = ctx.signer;
+        crate::keyspaces::accounts::storage::charge(state, ctx, &validator, bytes, 0)?;
         ctx.emit(
             Event::new("rights.record_grant")
                 .indexed("cid", hx(&self.cid))

@@ -39,6 +39,9 @@ pub struct Params {
     /// The gas schedule and the block gas limit.
     #[serde(default)]
     pub gas: crate::gas::GasParams,
+    /// Sponsor pools, the unsponsored block budget and proof of work.
+    #[serde(default)]
+    pub storage: crate::keyspaces::accounts::StorageParams,
 }
 
 impl Default for Params {
@@ -55,6 +58,7 @@ impl Default for Params {
             rights: Default::default(),
             kv_tokens: Default::default(),
             gas: Default::default(),
+            storage: Default::default(),
         }
     }
 }
@@ -72,7 +76,8 @@ impl Params {
         self.rights.validate()?;
         self.governance.validate()?;
         self.kv_tokens.validate()?;
-        self.gas.validate()
+        self.gas.validate()?;
+        self.storage.validate()
     }
 }
 
@@ -90,6 +95,7 @@ impl From<&Params> for pb::Params {
             rights: Some((&p.rights).into()),
             kv_tokens: Some((&p.kv_tokens).into()),
             gas: Some((&p.gas).into()),
+            storage: Some((&p.storage).into()),
         }
     }
 }
@@ -112,6 +118,7 @@ impl TryFrom<pb::Params> for Params {
             rights: p.rights.ok_or("params.rights is missing")?.try_into()?,
             kv_tokens: p.kv_tokens.ok_or("params.kv_tokens is missing")?.into(),
             gas: p.gas.ok_or("params.gas is missing")?.into(),
+            storage: p.storage.ok_or("params.storage is missing")?.into(),
         };
         params.validate()?;
         Ok(params)

@@ -34,8 +34,14 @@ pub trait ReleasesRead: StateRead {
 impl<T: StateRead + ?Sized> ReleasesRead for T {}
 
 pub trait ReleasesWrite: StateWrite {
-    fn put_release(&mut self, r: &pb::Release) {
-        self.put_raw(release_key(&r.flac_cid), r.encode_to_vec());
+    /// Writes the release; returns the bytes written (what the publisher is
+    /// charged).
+    fn put_release(&mut self, r: &pb::Release) -> u64 {
+        let key = release_key(&r.flac_cid);
+        let value = r.encode_to_vec();
+        let bytes = crate::keyspaces::accounts::storage::row_bytes(key.len(), value.len());
+        self.put_raw(key, value);
+        bytes
     }
 }
 impl<T: StateWrite + ?Sized> ReleasesWrite for T {}

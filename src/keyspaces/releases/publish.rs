@@ -75,7 +75,7 @@ impl PublishRelease {
         let now = block_secs(ctx.time_ns);
         upload.status = pb::UploadStatus::Published.into();
         state.put_upload(&upload);
-        state.put_release(&pb::Release {
+        let release_bytes = state.put_release(&pb::Release {
             flac_cid: self.flac_cid.clone(),
             ddex_ern: self.ern.encode_to_vec(),
             signer_pubkey: ctx.signer.to_vec(),
@@ -92,7 +92,16 @@ impl PublishRelease {
             created_at: now,
             created_height: ctx.height,
         };
+        let owner_bytes = crate::keyspaces::entitlements::entitlement_bytes(&ctx.signer, &owner);
         state.put_entitlement(&ctx.signer, &owner)?;
+        let signer = ctx.signer;
+        crate::keyspaces::accounts::storage::charge(
+            state,
+            ctx,
+            &signer,
+            release_bytes.saturating_add(owner_bytes),
+            0,
+        )?;
         ctx.emit(
             Event::new("rights.publish_release")
                 .indexed("cid", cid)

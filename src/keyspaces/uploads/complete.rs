@@ -213,7 +213,12 @@ impl UploadComplete {
         // Content joins a group only as a member's upload (governance).
         crate::keyspaces::groups::require_member(state, &m.group_id, &m.uploader_pubkey)?;
         charge_content(state, m, &ctx.params.rights)?;
-        state.put_upload(&self.record(ctx));
+        let bytes = state.put_upload(&self.record(ctx));
+        let uploader: [u8; 32] =
+            m.uploader_pubkey.as_slice().try_into().map_err(|_| {
+                RightsError::InvalidManifest("uploader_pubkey is not 32 bytes".into())
+            })?;
+        crate::keyspaces::accounts::storage::charge(state, ctx, &uploader, bytes, 0)?;
         if let Some(dek) = &m.recovery_dek {
             state.put_recovery_dek(dek);
         }

@@ -51,13 +51,20 @@ pub trait UploadsRead: StateRead {
 impl<T: StateRead + ?Sized> UploadsRead for T {}
 
 pub trait UploadsWrite: StateWrite {
-    /// Writes the record and its `uploads_by_content/` entry.
-    fn put_upload(&mut self, upload: &pb::Upload) {
-        self.put_raw(upload_key(&upload.flac_cid), upload.encode_to_vec());
+    /// Writes the record and its `uploads_by_content/` entry; returns the
+    /// bytes written (what the uploader is charged).
+    fn put_upload(&mut self, upload: &pb::Upload) -> u64 {
+        use crate::keyspaces::accounts::storage::row_bytes;
+        let key = upload_key(&upload.flac_cid);
+        let value = upload.encode_to_vec();
+        let mut bytes = row_bytes(key.len(), value.len());
+        self.put_raw(key, value);
         if !upload.encrypted_cid.is_empty() {
             let k = upload_by_content_key(&upload.encrypted_cid);
+            bytes += row_bytes(k.len(), upload.flac_cid.len());
             self.put_raw(k, upload.flac_cid.clone());
         }
+        bytes
     }
 
     /// Sets the 8-byte big-endian counter at `key` (a `content_pool_key`

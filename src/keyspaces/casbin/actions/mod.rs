@@ -11,7 +11,6 @@ pub use remove_rule::RemoveCasbinRule;
 use sha2::{Digest, Sha256};
 
 use super::{CasbinError, CasbinModel, CasbinParams, CasbinRead, CasbinWrite, ModelId, Rule};
-use crate::keyspaces::accounts::{AccountsRead, AccountsWrite};
 use crate::keyspaces::{Event, TxContext};
 use crate::store::StateWrite;
 use crate::tx::TxError;
@@ -122,7 +121,7 @@ fn next_digest(prev: &[u8; 32], index: u32, rule: Option<&Rule>) -> [u8; 32] {
 /// Adds `adding` and releases `releasing` stored bytes of the signer.
 ///
 /// # Errors
-/// `QuotaExceeded` when the total would pass `max_stored_bytes_per_account`.
+/// As [`crate::keyspaces::accounts::storage::charge`].
 fn charge<S: StateWrite>(
     state: &mut S,
     ctx: &TxContext,
@@ -130,18 +129,5 @@ fn charge<S: StateWrite>(
     releasing: u64,
 ) -> Result<(), TxError> {
     let signer = ctx.signer;
-    let mut account = state.account(&signer)?.unwrap_or_default();
-    let used = account.stored_bytes.saturating_sub(releasing);
-    let quota = ctx.params.max_stored_bytes_per_account;
-    if used.saturating_add(adding) > quota {
-        return Err(TxError::QuotaExceeded {
-            account: hex::encode(signer),
-            used,
-            adding,
-            quota,
-        });
-    }
-    account.stored_bytes = used + adding;
-    state.put_account(&signer, &account);
-    Ok(())
+    crate::keyspaces::accounts::storage::charge(state, ctx, &signer, adding, releasing)
 }

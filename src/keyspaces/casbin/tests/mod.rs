@@ -51,6 +51,7 @@ pub fn run(s: &mut MemState, signer: [u8; 32], action: Action) -> Result<(), TxE
         action_index: 0,
         params,
         events: Vec::new(),
+        unsponsored_others: std::cell::Cell::new(0),
     };
     let mut ov = Overlay::new(&*s);
     dispatch(&action, &mut ov, &mut ctx)?;
