@@ -164,11 +164,15 @@ fn execution(node: &Node, height: u64, seed: u8, raw: &[u8], params: &Params) ->
 }
 
 /// The signer's stored-bytes count (what an account holds besides its
-/// nonce; 0 before the account exists).
+/// nonce). Before the account exists: its record's own bytes, which the
+/// nonce step charges when it creates the account.
 fn stored_bytes(node: &Node) -> u64 {
     let signer = key(1).verifying_key().to_bytes();
     let account = node.store.committed().account(&signer).unwrap();
-    account.map_or(0, |a| a.stored_bytes)
+    account.map_or(
+        stave::keyspaces::accounts::storage::ACCOUNT_RECORD_BYTES,
+        |a| a.stored_bytes,
+    )
 }
 
 /// A tx whose declared limit is exactly `intrinsic + exec + delta` (the
