@@ -2,11 +2,11 @@
 //! a tx that fails to decode or authenticate changes nothing; a tx that
 //! authenticates but whose actions fail consumes its nonce and nothing else.
 
+use std::cell::Cell;
+
 use super::dispatch::dispatch;
 use super::outcome::TxOutcome;
 use crate::gas::{work, GasMeter, Metered, Work};
-use std::cell::Cell;
-
 use crate::keyspaces::accounts::storage::{is_sponsored, new_account, ACCOUNT_RECORD_BYTES};
 use crate::keyspaces::accounts::{pow, AccountsRead, AccountsWrite};
 use crate::keyspaces::params::Params;
@@ -67,32 +67,45 @@ fn execute<S: StateRead>(
         Ok(tx) => tx,
         Err(e) => return Ok(TxOutcome::err(None, e)),
     };
-    if let Err(e) = authenticate(block, env, tx, sig_ok) {
-        return match e {
-            TxError::Store(fault) => Err(fault),
-            other => Ok(TxOutcome::err(Some(tx.id), &other).with_gas(tx.gas_limit, 0)),
-        };
-    }
-    consume_nonce(block, env, &tx.signer)?;
+    let unsponsored = match authenticate(block, env, tx, sig_ok) {
+        Ok(u) => u,
+        Err(TxError::Store(fault)) => return Err(fault),
+        Err(other) => {
+            return Ok(TxOutcome::err(Some(tx.id), &other).with_gas(tx.gas_limit, 0));
+        }
+    };
+    consume_nonce(block, env, &tx.signer, unsponsored)?;
     if !run_actions {
         return Ok(TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, tx.intrinsic_gas));
     }
-    run_metered(block, env, tx, tx.gas_limit)
+    run_metered(block, env, tx, tx.gas_limit, unsponsored)
+}
+
+/// Whether `signer` is unsponsored in `state` (its txs prove work and draw
+/// on the block's unsponsored budget), for callers that skip
+/// [`authenticate`] (simulation).
+pub(super) fn unsponsored<S: StateRead + ?Sized>(
+    state: &S,
+    signer: &[u8; 32],
+) -> Result<bool, StoreError> {
+    let account = state.account(signer)?;
+    Ok(!is_sponsored(state, signer, account.as_ref())?)
 }
 
 /// The nonce step of an authenticated tx (BRIEF §4), which is not metered:
 /// the signer's account is created if new (charged for its own record, and
-/// to the block's unsponsored budget unless sponsored) and its nonce
+/// to the block's unsponsored budget if `unsponsored`) and its nonce
 /// incremented, whatever the actions do.
 pub(super) fn consume_nonce<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
     signer: &[u8; 32],
+    unsponsored: bool,
 ) -> Result<(), StoreError> {
     let mut account = match block.account(signer)? {
         Some(a) => a,
         None => {
-            if !is_sponsored(block, signer, None)? {
+            if unsponsored {
                 let room = env.unsponsored_room.get();
                 env.unsponsored_room
                     .set(room.saturating_sub(ACCOUNT_RECORD_BYTES));
@@ -107,12 +120,15 @@ pub(super) fn consume_nonce<S: StateRead>(
 
 /// Runs `tx`'s actions in a metered tx overlay with `limit` gas, the
 /// intrinsic gas charged first, and merges the overlay into `block` only if
-/// every action succeeds within the limit. Only a store fault is an `Err`.
+/// every action succeeds within the limit and what it writes fits the
+/// block's unsponsored budget (all of it when the signer is `unsponsored`,
+/// as decided at authentication). Only a store fault is an `Err`.
 pub(super) fn run_metered<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
     tx: &DecodedTx,
     limit: u64,
+    unsponsored: bool,
 ) -> Result<TxOutcome, StoreError> {
     let meter = GasMeter::new(limit);
     let mut ctx = TxContext {
@@ -125,10 +141,8 @@ pub(super) fn run_metered<S: StateRead>(
         action_index: 0,
         params: env.params.clone(),
         events: Vec::new(),
-        unsponsored_others: std::cell::Cell::new(0),
+        unsponsored_others: Cell::new(0),
     };
-    let signer_account = block.account(&tx.signer)?;
-    let unsponsored = !is_sponsored(&*block, &tx.signer, signer_account.as_ref())?;
     let mut overlay = Metered::new(Overlay::new(&*block), &meter, &env.params.gas);
     let mut result = meter.charge(tx.intrinsic_gas).map_err(TxError::from);
     for (i, action) in tx.actions.iter().enumerate() {
@@ -189,13 +203,14 @@ fn take_unsponsored(env: &BlockEnv<'_>, bytes: u64) -> Result<(), TxError> {
 
 /// Chain id, signature, nonce and, for an unsponsored signer, proof of work
 /// (and room in the block for a new account's record) against the block
-/// state. A tx failing here changes nothing: no account, no nonce.
+/// state; returns whether the signer is unsponsored. A tx failing here
+/// changes nothing: no account, no nonce.
 pub fn authenticate<S: StateRead>(
     state: &S,
     env: &BlockEnv<'_>,
     tx: &DecodedTx,
     sig_ok: bool,
-) -> Result<(), TxError> {
+) -> Result<bool, TxError> {
     tx.check_chain(env.chain_id)?;
     if !sig_ok {
         return Err(TxError::Signature {
@@ -212,7 +227,7 @@ pub fn authenticate<S: StateRead>(
         });
     }
     if !check_work(state, &env.params.storage, tx, account.as_ref())? {
-        return Ok(());
+        return Ok(false);
     }
     let room = env.unsponsored_room.get();
     if account.is_none() && room < ACCOUNT_RECORD_BYTES {
@@ -222,7 +237,7 @@ pub fn authenticate<S: StateRead>(
             block: env.params.storage.unsponsored_block_bytes,
         });
     }
-    Ok(())
+    Ok(true)
 }
 
 /// For an unsponsored signer (`account` is its record in `state`), checks

@@ -107,7 +107,7 @@ impl Mempool {
             .collect()
     }
 
-    /// Decode, stateless checks and chain id (no signature).
+    /// Decode, stateless checks, chain id and proof of work (no signature).
     fn decode(&self, raw: &[u8]) -> Result<DecodedTx, TxOutcome> {
         let (chain_id, params) = {
             let v = self.view.lock();
@@ -124,7 +124,18 @@ impl Mempool {
         let tx = DecodedTx::decode(raw, &params).map_err(|e| TxOutcome::err(None, &e))?;
         tx.check_chain(&chain_id)
             .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;
+        self.check_work(&tx, &params)
+            .map_err(|e| TxOutcome::err(Some(tx.id), &e).with_gas(tx.gas_limit, 0))?;
         Ok(tx)
+    }
+
+    /// An unsponsored signer's proof of work against committed state, before
+    /// its signature is verified and outside the ordered admit step.
+    fn check_work(&self, tx: &DecodedTx, params: &Params) -> Result<(), TxError> {
+        let committed = self.store.committed();
+        let account = committed.account(&tx.signer)?;
+        super::execute::check_work(&committed, &params.storage, tx, account.as_ref())?;
+        Ok(())
     }
 
     /// Decode, chain id and signature of one tx (warms the signature cache).
@@ -152,19 +163,10 @@ impl Mempool {
         // The pending entry, when there is one, is already at or past the
         // committed nonce (the view is cleared at every Commit), so the store
         // is read once per account per block, not once per tx.
-        let (known, params) = {
-            let v = self.view.lock();
-            let storage = v.params.as_ref().map(|p| p.storage.clone());
-            (v.pending.get(&tx.signer).copied(), storage)
-        };
-        let committed = self.store.committed();
-        let account = committed.account(&tx.signer)?;
-        if let Some(storage) = &params {
-            super::execute::check_work(&committed, storage, tx, account.as_ref())?;
-        }
+        let known = self.view.lock().pending.get(&tx.signer).copied();
         let (next, count) = match known {
             Some(entry) => entry,
-            None => (account.map_or(0, |a| a.nonce), 0),
+            None => (self.store.committed().next_nonce(&tx.signer)?, 0),
         };
         let mut v = self.view.lock();
         if tx.nonce != next {

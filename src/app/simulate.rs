@@ -4,7 +4,7 @@
 //! signature, the nonce and the declared `gas_limit` are not checked, so a
 //! client can measure a tx before it fixes its limit and signs.
 
-use super::execute::{consume_nonce, run_metered, BlockEnv};
+use super::execute::{consume_nonce, run_metered, unsponsored, BlockEnv};
 use super::{AppError, TxOutcome};
 use crate::keyspaces::params::ParamsRead;
 use crate::store::{ChainStore, Overlay};
@@ -56,9 +56,10 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     };
     let mut scratch = Overlay::new(&view);
     // As in a block: the actions run after the nonce step, and see its account.
-    consume_nonce(&mut scratch, &env, &tx.signer)?;
+    let unsponsored = unsponsored(&scratch, &tx.signer)?;
+    consume_nonce(&mut scratch, &env, &tx.signer, unsponsored)?;
     let outcome = crate::keyspaces::casbin::cache::as_query(|| {
-        run_metered(&mut scratch, &env, &tx, max_block_gas)
+        run_metered(&mut scratch, &env, &tx, max_block_gas, unsponsored)
     })?;
     Ok(sim(outcome, tx.intrinsic_gas))
 }

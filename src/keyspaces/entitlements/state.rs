@@ -40,17 +40,11 @@ fn step_count<S: StateWrite + ?Sized>(
 
 /// The bytes a record costs its grantor: the primary row and its
 /// `entitlements_by_key/` row.
-pub fn entitlement_bytes(pubkey: &[u8], e: &pb::Entitlement) -> u64 {
+pub fn entitlement_bytes(pubkey: &[u8; 32], e: &pb::Entitlement) -> u64 {
     use crate::keyspaces::accounts::storage::row_bytes;
     let value = e.encoded_len();
-    let by_key = pubkey
-        .try_into()
-        .map(|pk: [u8; 32]| entitlement_by_key_key(&pk, &e.cid).len())
-        .unwrap_or(0);
-    let primary = pubkey
-        .try_into()
-        .map(|pk: [u8; 32]| entitlement_key(&e.cid, &pk).len())
-        .unwrap_or(0);
+    let by_key = entitlement_by_key_key(pubkey, &e.cid).len();
+    let primary = entitlement_key(&e.cid, pubkey).len();
     row_bytes(primary, value).saturating_add(row_bytes(by_key, value))
 }
 
