@@ -180,17 +180,75 @@ async fn sybil_keys_with_work_share_the_unsponsored_block_budget() {
         let ok = r.tx_results.iter().filter(|t| t.code.value() == 0).count();
         assert!(ok > 0, "valid work admits some writers");
         assert!(ok < chunk.len(), "the budget stops the rest");
-        for t in &r.tx_results {
-            let c = t.code.value();
-            assert!(
-                c == 0 || c == Code::UnsponsoredBudget.value(),
-                "code {c}: {}",
-                t.log
-            );
+        let view = attacked.store.view();
+        for (t, i) in r.tx_results.iter().zip(b * per_block..) {
+            let account = view
+                .account(&sybil_key(i).verifying_key().to_bytes())
+                .unwrap();
+            match t.code.value() {
+                // applied: the account exists and used its nonce
+                0 => assert_eq!(account.map(|a| a.nonce), Some(1)),
+                // its writes did not fit: the account exists, only the nonce moved
+                c if c == Code::UnsponsoredBudget.value() => {
+                    assert_eq!(account.map(|a| a.nonce), Some(1), "{}", t.log)
+                }
+                // no room for its record: refused at authentication, no account
+                c if c == Code::NewAccountBudget.value() => assert!(account.is_none()),
+                c => panic!("code {c}: {}", t.log),
+            }
         }
         admitted += ok;
     }
     assert!(admitted > 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sponsored_relayer_cannot_give_fresh_controllers_free_state() {
+    // Review B1: KV tokens are charged to their controller, who need not
+    // sign the tx. Fresh controllers are unsponsored, so what they are
+    // charged draws on the block's unsponsored budget whoever relays.
+    let storage = StorageParams {
+        unsponsored_block_bytes: 2048,
+        ..StorageParams::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (state, comet) = with_storage(serde_json::to_value(&storage).unwrap());
+    let mut chain = Chain::start_with(Node::open(dir.path()), state, comet).await;
+    let op = op_seed(0);
+    let value = "v".repeat(300);
+    let many: Vec<Action> = (1..=8u8)
+        .map(|seed| inproc::kv::create(seed, "profile", &value, &["t"], 1))
+        .collect();
+    let r = chain.send(op, many).await;
+    assert_eq!(
+        r.tx_results[0].code.value(),
+        Code::UnsponsoredBudget.value(),
+        "{}",
+        r.tx_results[0].log
+    );
+    let view = chain.node.store.view();
+    for seed in 1..=8u8 {
+        assert!(view
+            .account(&inproc::key(seed).verifying_key().to_bytes())
+            .unwrap()
+            .is_none());
+    }
+    drop(view);
+    let one = inproc::kv::create(1, "profile", &value, &["t"], 1);
+    let r = chain.send(op, vec![one]).await;
+    assert_eq!(r.tx_results[0].code.value(), 0, "{}", r.tx_results[0].log);
+    let controller = chain
+        .node
+        .store
+        .view()
+        .account(&inproc::key(1).verifying_key().to_bytes())
+        .unwrap()
+        .unwrap();
+    assert!(
+        controller.stored_bytes > 300 + 96,
+        "{}",
+        controller.stored_bytes
+    );
 }
 
 fn quota(account: &SigningKey, amount: u64, group: &str) -> Action {

@@ -83,7 +83,7 @@ fn execute<S: StateRead>(
 
 /// Whether `signer` is unsponsored in `state` (its txs prove work and draw
 /// on the block's unsponsored budget), for callers that skip
-/// [`authenticate`] (simulation).
+/// [`authenticate`] (simulation, on the committed state).
 pub(super) fn unsponsored<S: StateRead + ?Sized>(
     state: &S,
     signer: &[u8; 32],
@@ -201,16 +201,20 @@ fn take_unsponsored(env: &BlockEnv<'_>, bytes: u64) -> Result<(), TxError> {
     Ok(())
 }
 
-/// Chain id, signature, nonce and, for an unsponsored signer, proof of work
-/// (and room in the block for a new account's record) against the block
-/// state; returns whether the signer is unsponsored. A tx failing here
-/// changes nothing: no account, no nonce.
+/// Chain id, signature and nonce against the block state and, for a signer
+/// unsponsored at the start of the block, proof of work and room in the
+/// block for a new account's record; returns whether the signer is
+/// unsponsored. Sponsorship is read from the block's base (committed)
+/// state, so every phase (CheckTx, the proposals' dry run, FinalizeBlock)
+/// decides it alike: a sponsorship or validator change takes effect in the
+/// next block. A tx failing here changes nothing: no account, no nonce.
 pub fn authenticate<S: StateRead>(
-    state: &S,
+    block: &Overlay<S>,
     env: &BlockEnv<'_>,
     tx: &DecodedTx,
     sig_ok: bool,
 ) -> Result<bool, TxError> {
+    let state = block;
     tx.check_chain(env.chain_id)?;
     if !sig_ok {
         return Err(TxError::Signature {
@@ -226,12 +230,14 @@ pub fn authenticate<S: StateRead>(
             got: tx.nonce,
         });
     }
-    if !check_work(state, &env.params.storage, tx, account.as_ref())? {
+    let base = block.base();
+    let base_account = base.account(&tx.signer)?;
+    if !check_work(base, &env.params.storage, tx, base_account.as_ref())? {
         return Ok(false);
     }
     let room = env.unsponsored_room.get();
     if account.is_none() && room < ACCOUNT_RECORD_BYTES {
-        return Err(TxError::UnsponsoredBudget {
+        return Err(TxError::NewAccountBudget {
             adding: ACCOUNT_RECORD_BYTES,
             room,
             block: env.params.storage.unsponsored_block_bytes,

@@ -56,7 +56,7 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     };
     let mut scratch = Overlay::new(&view);
     // As in a block: the actions run after the nonce step, and see its account.
-    let unsponsored = unsponsored(&scratch, &tx.signer)?;
+    let unsponsored = unsponsored(scratch.base(), &tx.signer)?;
     consume_nonce(&mut scratch, &env, &tx.signer, unsponsored)?;
     let outcome = crate::keyspaces::casbin::cache::as_query(|| {
         run_metered(&mut scratch, &env, &tx, max_block_gas, unsponsored)

@@ -108,6 +108,11 @@ impl<S: StateRead> Overlay<S> {
     }
 
     /// The writes made in this overlay, to be merged into its parent.
+    /// The state this overlay's writes sit on.
+    pub fn base(&self) -> &S {
+        &self.base
+    }
+
     pub fn into_changes(self) -> Changes {
         self.changes
     }

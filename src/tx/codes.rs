@@ -56,13 +56,17 @@ pub enum Code {
     /// the envelope's `pow_nonce` is not valid work for the tx. Changes
     /// nothing: no account, no nonce.
     PowRequired = 20,
-    /// The block's `unsponsored_block_bytes` cannot cover this unsponsored
-    /// write (or a new unsponsored account's record, which changes nothing).
+    /// The block's `unsponsored_block_bytes` cannot cover what this tx
+    /// writes for unsponsored accounts; only its nonce changed.
     UnsponsoredBudget = 21,
     /// SetAccountQuota: the signer is not a validator operator.
     NotSponsor = 22,
     /// SetAccountQuota: the pool is not ACTIVE or has no room for the increase.
     SponsorBudget = 23,
+    /// The block's `unsponsored_block_bytes` has no room for a new
+    /// unsponsored account's record (authentication): nothing changed, no
+    /// account, no nonce; resend in a later block.
+    NewAccountBudget = 24,
     /// Governance: the signer is not an ACTIVE validator (vote, resolve).
     NotValidator = 200,
     /// Governance: the voter already voted in this election.
@@ -246,6 +250,7 @@ impl Code {
             Code::UnsponsoredBudget => "UNSPONSORED_BUDGET",
             Code::NotSponsor => "NOT_SPONSOR",
             Code::SponsorBudget => "SPONSOR_BUDGET",
+            Code::NewAccountBudget => "NEW_ACCOUNT_BUDGET",
             Code::NotValidator => "NOT_VALIDATOR",
             Code::DoubleVote => "DOUBLE_VOTE",
             Code::ElectionClosed => "ELECTION_CLOSED",
@@ -320,7 +325,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 94] = [
+    pub const ALL: [Code; 95] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -345,6 +350,7 @@ impl Code {
         Code::UnsponsoredBudget,
         Code::NotSponsor,
         Code::SponsorBudget,
+        Code::NewAccountBudget,
         Code::NotValidator,
         Code::DoubleVote,
         Code::ElectionClosed,

@@ -82,6 +82,10 @@ pub enum TxError {
     /// The block's unsponsored byte budget cannot cover this write.
     #[error("unsponsored block budget used up: adding {adding} bytes, {room} of {block} left in this block")]
     UnsponsoredBudget { adding: u64, room: u64, block: u64 },
+    /// No room in the block's unsponsored budget for a new unsponsored
+    /// account's record (authentication: nothing changes).
+    #[error("no room for a new unsponsored account in this block: its record needs {adding} bytes, {room} of {block} left")]
+    NewAccountBudget { adding: u64, room: u64, block: u64 },
     /// The signer may not move budget from the pool it names.
     #[error("not a sponsor: {0}")]
     NotSponsor(String),
@@ -136,6 +140,7 @@ impl TxError {
             TxError::GasLimit { .. } => Code::GasLimit,
             TxError::PowRequired { .. } => Code::PowRequired,
             TxError::UnsponsoredBudget { .. } => Code::UnsponsoredBudget,
+            TxError::NewAccountBudget { .. } => Code::NewAccountBudget,
             TxError::NotSponsor(_) => Code::NotSponsor,
             TxError::SponsorBudget { .. } => Code::SponsorBudget,
             // Never reported as a tx result; the executor aborts instead.
