@@ -44,9 +44,11 @@ pub fn execute_tx<S: StateRead>(
 }
 
 /// Authenticates one tx and consumes its nonce, without running its
-/// actions. A tx's class (rejected or not) depends only on this part, so
-/// proposals use it to judge txs exactly as FinalizeBlock will, at a
-/// fraction of the cost. An authenticated tx comes back `Applied`.
+/// actions. A tx's class (rejected or not) depends only on this part and
+/// on the unsponsored budget earlier txs' actions used, so proposals use it
+/// to judge txs as FinalizeBlock will (erring only toward accepting a new
+/// unsponsored account), at a fraction of the cost. An authenticated tx
+/// comes back `Applied`.
 pub fn authenticate_tx<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,

@@ -1,6 +1,9 @@
 //! PrepareProposal and ProcessProposal. Both apply the txs in order against a
-//! scratch overlay over committed state, with the same code FinalizeBlock
-//! runs, so they agree with it on which txs authenticate.
+//! scratch overlay over committed state, with the same authentication code
+//! FinalizeBlock runs, so they agree with it on which txs authenticate, with
+//! one exception: they do not run actions, so the unsponsored block budget
+//! they track holds only new accounts' records, and a later new unsponsored
+//! account may then fail in FinalizeBlock with NEW_ACCOUNT_BUDGET.
 
 use super::execute::{authenticate_tx, BlockEnv};
 use super::{App, AppError, TxClass};
@@ -50,8 +53,8 @@ fn declared_gas_fits<T: AsRef<[u8]>>(txs: &[T], max: u64) -> bool {
 impl App {
     /// Walks `txs` in order over a scratch overlay on committed state. For
     /// each tx, `visit` gets the raw tx and a `run` closure that applies it
-    /// (FinalizeBlock's authentication and nonce step; actions cannot change
-    /// a tx's class) and returns its class; a tx `visit` does
+    /// (FinalizeBlock's authentication and nonce step; actions change a tx's
+    /// class only through the unsponsored budget) and returns its class; a tx `visit` does
     /// not run is skipped. `visit` returns `false` to stop early.
     fn dry_run<T, V>(
         &self,
