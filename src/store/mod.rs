@@ -55,7 +55,7 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// never read under the wrong layout. A new protobuf field is not a layout
 /// change (validator records' `client_endpoint`: a record without it reads
 /// as empty, and an empty one encodes to the same bytes as before).
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

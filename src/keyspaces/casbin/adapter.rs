@@ -57,7 +57,11 @@ impl<S: StateRead> ChainAdapter<S> {
     fn by_subjects(&self, subjects: &[&str]) -> Result<Vec<(u32, Rule)>, ChainAdapterError> {
         let mut slots: Vec<u32> = Vec::new();
         for s in subjects {
-            slots.extend(self.state.casbin_rules_by_sub(&self.model_id, s)?);
+            // A model holds at most 4,096 rules (the cap on `max_rules_per_model`).
+            slots.extend(
+                self.state
+                    .casbin_rules_by_sub(&self.model_id, s, None, usize::MAX)?,
+            );
         }
         slots.sort_unstable();
         slots.dedup();

@@ -2,7 +2,8 @@
 //!
 //! - `casbin/models/{model_id}` (state)
 //! - `casbin/rules/{model_id}/{rule_index}` (state; index u32 big-endian)
-//! - `casbin/rules_by_sub/{model_id}/{subject}` (index space)
+//! - `casbin/rules_by_sub/{model_id}/{subject_len:2}{subject}{rule_index:4}`
+//!   (index space; one empty row per rule, so consensus writes it blind)
 
 use super::ModelId;
 
@@ -43,12 +44,31 @@ pub fn split_rule_key(id: &ModelId, key: &[u8]) -> Option<u32> {
     Some(u32::from_be_bytes(rest.try_into().ok()?))
 }
 
-/// `casbin/rules_by_sub/{model_id}/{subject}` (index space).
-pub fn rules_by_sub_key(id: &ModelId, subject: &str) -> Vec<u8> {
-    let mut k = join(RULES_BY_SUB, id, subject.len());
+/// `casbin/rules_by_sub/{model_id}/{subject_len:2}{subject}`: the prefix of
+/// one subject's rows (index space). The length makes a subject's prefix
+/// never the prefix of another subject's rows. A subject is a rule value,
+/// at most `max_value_bytes` (≤ 4096) long.
+pub fn rules_by_sub_prefix(id: &ModelId, subject: &str) -> Vec<u8> {
+    let mut k = join(RULES_BY_SUB, id, 2 + subject.len() + 4);
     k.push(b'/');
+    let len = u16::try_from(subject.len()).unwrap_or(u16::MAX);
+    k.extend_from_slice(&len.to_be_bytes());
     k.extend_from_slice(subject.as_bytes());
     k
+}
+
+/// `casbin/rules_by_sub/{model_id}/{subject_len:2}{subject}{rule_index:4}`:
+/// rule `index` of `id` has `subject` as v0 (index space, empty value).
+pub fn rules_by_sub_key(id: &ModelId, subject: &str, index: u32) -> Vec<u8> {
+    let mut k = rules_by_sub_prefix(id, subject);
+    k.extend_from_slice(&index.to_be_bytes());
+    k
+}
+
+/// The slot of a [`rules_by_sub_key`] under `prefix`.
+pub fn split_rules_by_sub_key(prefix: &[u8], key: &[u8]) -> Option<u32> {
+    let rest = key.strip_prefix(prefix)?;
+    Some(u32::from_be_bytes(rest.try_into().ok()?))
 }
 
 #[cfg(test)]
@@ -73,6 +93,16 @@ mod tests {
             prop_assert!(!rule_key(&a, i).starts_with(&rules_prefix(&b)));
             prop_assert_eq!(split_rule_key(&b, &rule_key(&a, i)), None);
         }
+
+        #[test]
+        fn one_subjects_rows_never_share_another_subjects_prefix(
+            s1 in ".{0,24}", s2 in ".{0,24}", i in any::<u32>()) {
+            prop_assume!(s1 != s2);
+            let id = ModelId::new(&[3; 32], "m").unwrap();
+            let (p1, p2) = (rules_by_sub_prefix(&id, &s1), rules_by_sub_prefix(&id, &s2));
+            prop_assert!(!rules_by_sub_key(&id, &s1, i).starts_with(&p2));
+            prop_assert_eq!(split_rules_by_sub_key(&p1, &rules_by_sub_key(&id, &s1, i)), Some(i));
+        }
     }
 
     #[test]
@@ -85,8 +115,14 @@ mod tests {
             [format!("casbin/rules/{h}/m1/").as_bytes(), &[0, 0, 1, 2]].concat()
         );
         assert_eq!(
-            rules_by_sub_key(&id, "alice"),
-            format!("casbin/rules_by_sub/{h}/m1/alice").into_bytes()
+            rules_by_sub_key(&id, "alice", 258),
+            [
+                format!("casbin/rules_by_sub/{h}/m1/").as_bytes(),
+                &[0, 5],
+                b"alice",
+                &[0, 0, 1, 2]
+            ]
+            .concat()
         );
     }
 }

@@ -42,15 +42,19 @@ pub fn rules<S: StateRead + ?Sized>(
     let Some(model) = state.casbin_model(id)? else {
         return Ok(None);
     };
-    let slots = match subject {
-        Some(s) => state.casbin_rules_by_sub(id, s)?,
-        None => model.rule_indices,
-    };
     let limit = limit.clamp(1, MAX_PAGE);
+    // One more than the page, to tell whether more follow.
+    let slots = match subject {
+        Some(s) => state.casbin_rules_by_sub(id, s, start_after, limit + 1)?,
+        None => model
+            .rule_indices
+            .into_iter()
+            .filter(|i| start_after.is_none_or(|a| *i > a))
+            .take(limit + 1)
+            .collect(),
+    };
     let mut page = Vec::new();
-    let mut rest = slots
-        .into_iter()
-        .filter(|i| start_after.is_none_or(|a| *i > a));
+    let mut rest = slots.into_iter();
     for i in rest.by_ref().take(limit) {
         if let Some(r) = state.casbin_rule(id, i)? {
             page.push((i, r));

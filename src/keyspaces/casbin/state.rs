@@ -3,10 +3,12 @@
 
 use prost::Message;
 
-use super::keys::{model_key, rule_key, rules_by_sub_key};
+use super::keys::{
+    model_key, rule_key, rules_by_sub_key, rules_by_sub_prefix, split_rules_by_sub_key,
+};
 use super::{CasbinModel, ModelId, Rule};
 use crate::proto::casbin as pb;
-use crate::store::{StateRead, StateWrite, StoreError};
+use crate::store::{Space, StateRead, StateWrite, StoreError};
 
 pub trait CasbinRead: StateRead {
     /// The model stored under `casbin/models/{model_id}`.
@@ -46,15 +48,25 @@ pub trait CasbinRead: StateRead {
         Ok(out)
     }
 
-    /// The slots whose rule has `subject` as v0 (the rules_by_sub index).
-    fn casbin_rules_by_sub(&self, id: &ModelId, subject: &str) -> Result<Vec<u32>, StoreError> {
-        let key = rules_by_sub_key(id, subject);
-        match self.get_index_raw(&key)? {
-            None => Ok(Vec::new()),
-            Some(raw) => pb::RuleIndexList::decode(raw.as_slice())
-                .map(|l| l.rule_indices)
-                .map_err(|e| StoreError::corrupt(&key, e)),
-        }
+    /// The slots whose rule has `subject` as v0, in slot order, strictly
+    /// after `after`, at most `limit` (the rules_by_sub index). Queries
+    /// only: no state transition reads the index space.
+    fn casbin_rules_by_sub(
+        &self,
+        id: &ModelId,
+        subject: &str,
+        after: Option<u32>,
+        limit: usize,
+    ) -> Result<Vec<u32>, StoreError> {
+        let prefix = rules_by_sub_prefix(id, subject);
+        let after = after.map(|a| rules_by_sub_key(id, subject, a));
+        self.prefix_raw(Space::Index, &prefix, after.as_deref(), limit)?
+            .into_iter()
+            .map(|(k, _)| {
+                split_rules_by_sub_key(&prefix, &k)
+                    .ok_or_else(|| StoreError::corrupt(&k, "not a rules_by_sub key"))
+            })
+            .collect()
     }
 }
 impl<T: StateRead + ?Sized> CasbinRead for T {}
@@ -75,17 +87,16 @@ pub trait CasbinWrite: StateWrite {
         self.delete_raw(rule_key(id, index));
     }
 
-    /// Writes the subject's slot list; an empty list removes the entry.
-    fn put_casbin_rules_by_sub(&mut self, id: &ModelId, subject: &str, indices: Vec<u32>) {
-        let key = rules_by_sub_key(id, subject);
-        if indices.is_empty() {
-            self.delete_index_raw(key);
-        } else {
-            let list = pb::RuleIndexList {
-                rule_indices: indices,
-            };
-            self.put_index_raw(key, list.encode_to_vec());
-        }
+    /// Files rule `index` under its subject, blind: the row is written
+    /// without reading the index, so a node whose index was lost or rebuilt
+    /// does the same work and charges the same gas.
+    fn index_casbin_rule(&mut self, id: &ModelId, index: u32, rule: &Rule) {
+        self.put_index_raw(rules_by_sub_key(id, rule.subject(), index), Vec::new());
+    }
+
+    /// Removes rule `index`'s row from its subject's (blind, as above).
+    fn unindex_casbin_rule(&mut self, id: &ModelId, index: u32, rule: &Rule) {
+        self.delete_index_raw(rules_by_sub_key(id, rule.subject(), index));
     }
 }
 impl<T: StateWrite + ?Sized> CasbinWrite for T {}

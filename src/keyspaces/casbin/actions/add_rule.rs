@@ -87,14 +87,10 @@ impl AddCasbinRule {
         let weight = check_against(&def, &rule, p)?;
         model.pattern_weight = model.pattern_weight.saturating_add(weight);
         check_model_weight(model.pattern_weight, p)?;
-        let mut same_subject = state.casbin_rules_by_sub(&id, rule.subject())?;
         let size = rule_key(&id, self.rule_index).len() as u64 + rule.stored_size();
         charge(state, ctx, size, 0)?;
         state.put_casbin_rule(&id, self.rule_index, &rule);
-        if let Err(at) = same_subject.binary_search(&self.rule_index) {
-            same_subject.insert(at, self.rule_index);
-        }
-        state.put_casbin_rules_by_sub(&id, rule.subject(), same_subject);
+        state.index_casbin_rule(&id, self.rule_index, &rule);
         record_change(state, ctx, model, self.rule_index, Some(&rule));
         Ok(())
     }

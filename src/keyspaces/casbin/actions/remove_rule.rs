@@ -74,9 +74,7 @@ impl RemoveCasbinRule {
         let size = rule_key(&id, self.rule_index).len() as u64 + rule.stored_size();
         charge(state, ctx, 0, size)?;
         state.delete_casbin_rule(&id, self.rule_index);
-        let mut same_subject = state.casbin_rules_by_sub(&id, rule.subject())?;
-        same_subject.retain(|&i| i != self.rule_index);
-        state.put_casbin_rules_by_sub(&id, rule.subject(), same_subject);
+        state.unindex_casbin_rule(&id, self.rule_index, &rule);
         record_change(state, ctx, model, self.rule_index, None);
         Ok(())
     }
