@@ -29,6 +29,8 @@ pub struct Metrics {
     pub local_corrupt_rows: IntCounter,
     /// Ed25519 signatures checked by block verification (`tx::verify`).
     pub signature_checks: IntCounter,
+    /// Tx decodes answered by the decode cache (`hit`) or done (`miss`).
+    pub decode_cache: IntCounterVec,
     /// Connections closed at accept or requests refused, by listener and
     /// reason (`full`, `not_allowed`, `rate`, `request_rate`).
     pub listener_refused: IntCounterVec,
@@ -106,6 +108,14 @@ fn build() -> Result<Metrics, prometheus::Error> {
         "Ed25519 signatures checked by block and CheckTx batch verification (a bisected batch counts again)",
     )?;
     registry.register(Box::new(signature_checks.clone()))?;
+    let decode_cache = IntCounterVec::new(
+        Opts::new(
+            "decode_cache_total",
+            "Tx decodes answered by the decode cache (hit) or done (miss)",
+        ),
+        &["result"],
+    )?;
+    registry.register(Box::new(decode_cache.clone()))?;
     let listener_refused = IntCounterVec::new(
         Opts::new(
             "listener_refused_total",
@@ -133,6 +143,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         local_sync,
         local_corrupt_rows,
         signature_checks,
+        decode_cache,
         listener_refused,
         listener_connections,
     })

@@ -48,6 +48,45 @@ pub fn map_from<T: Sync, R: Send>(
     split_over(items, parallel_from, threads(), f)
 }
 
+/// `items.iter().map(f)`, split by work rather than by count: in parallel
+/// when the items' summed `weight` reaches `parallel_from`, over
+/// [`threads`] contiguous parts of about equal weight. A few large items
+/// (the costly txs an attacker would pick) are thus spread as well as many
+/// small ones. Order and panics as [`map_from`].
+pub fn map_weighted<T: Sync, R: Send>(
+    items: &[T],
+    weight: impl Fn(&T) -> u64,
+    parallel_from: u64,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let weights: Vec<u64> = items.iter().map(weight).collect();
+    let total = weights.iter().fold(0u64, |a, w| a.saturating_add(*w));
+    let n = threads();
+    if items.len() < 2 || n < 2 || total < parallel_from {
+        return items.iter().map(f).collect();
+    }
+    run_parts(weighted_parts(items, &weights, total, n), f)
+}
+
+/// Cuts `items` into at most `n` contiguous non-empty parts, each ending
+/// once its running weight reaches its share of `total`.
+fn weighted_parts<'a, T>(items: &'a [T], weights: &[u64], total: u64, n: usize) -> Vec<&'a [T]> {
+    let mut parts = Vec::with_capacity(n);
+    let (mut start, mut acc) = (0usize, 0u128);
+    for (i, w) in weights.iter().enumerate() {
+        acc += u128::from(*w);
+        let share = u128::from(total) * (parts.len() as u128 + 1) / n as u128;
+        if acc >= share && parts.len() + 1 < n {
+            parts.push(&items[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < items.len() {
+        parts.push(&items[start..]);
+    }
+    parts
+}
+
 /// As [`map_from`], over `n` parts.
 fn split_over<T: Sync, R: Send>(
     items: &[T],
@@ -59,9 +98,15 @@ fn split_over<T: Sync, R: Send>(
         return items.iter().map(f).collect();
     }
     let per = items.len().div_ceil(n);
+    run_parts(items.chunks(per).collect(), f)
+}
+
+/// Maps each part on its own scoped thread (the first on this one) and
+/// concatenates the results in order.
+fn run_parts<T: Sync, R: Send>(parts: Vec<&[T]>, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let f = &f;
     std::thread::scope(|s| {
-        let mut parts = items.chunks(per);
+        let mut parts = parts.into_iter();
         let first = parts.next().unwrap_or_default();
         // A part whose thread the OS refuses runs here instead.
         let rest: Vec<_> = parts
@@ -105,6 +150,25 @@ mod tests {
             assert_eq!(super::map_from(&v, 2, |x| x * 2), want);
             assert_eq!(super::split_over(&v, 2, 3, |x| x * 2), want);
         }
+    }
+
+    #[test]
+    fn weighted_parts_cover_everything_in_order_and_balance_the_weight() {
+        let items: Vec<u64> = vec![1, 1, 1, 1, 100, 1, 1, 100];
+        let parts = super::weighted_parts(&items, &items, items.iter().sum(), 2);
+        assert_eq!(parts, vec![&items[..5], &items[5..]]);
+        let two_big = [1000u64, 1000];
+        assert_eq!(super::weighted_parts(&two_big, &two_big, 2000, 2).len(), 2);
+        for n in 1..6 {
+            let v: Vec<u64> = (0..50).map(|i| i % 7).collect();
+            let parts = super::weighted_parts(&v, &v, v.iter().sum(), n);
+            assert!(parts.len() <= n && parts.iter().all(|p| !p.is_empty()));
+            assert_eq!(parts.concat(), v);
+        }
+        let v: Vec<u64> = (0..300).collect();
+        let want: Vec<u64> = v.iter().map(|x| x * 2).collect();
+        assert_eq!(super::map_weighted(&v, |x| *x, 0, |x| x * 2), want);
+        assert_eq!(super::map_weighted(&v, |x| *x, u64::MAX, |x| x * 2), want);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Gas is consensus data (issue 19): CometBFT hashes every result's
 //! `gas_wanted` and `gas_used`, so they must not depend on caches or thread
-//! counts. The same blocks run on a warm node (every signature already
-//! verified by CheckTx, the Casbin model compiled and cached, one thread)
-//! and on a cold one (restarted, the compiled-model cache cleared, four
+//! counts. The same blocks run on a warm node (every tx already decoded
+//! and its signature verified by CheckTx, the Casbin model compiled and
+//! cached, one thread) and on a cold one (restarted, so its decode and
+//! signature caches are empty, the compiled-model cache cleared, four
 //! threads) give the same app hash and, for every tx, the same
 //! `(code, gas_wanted, gas_used)`.
 

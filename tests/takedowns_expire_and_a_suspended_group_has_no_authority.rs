@@ -161,6 +161,14 @@ async fn malformed_governance_actions_get_their_codes_in_finalize_block() {
         evidence_hash: vec![1; 32],
     });
     let empty_cid = set_flag(b"", "DE");
+    // Review M2: a key list costs point decompressions to decode, so one
+    // action names at most `max_keys_per_action` (32) keys, all valid here.
+    let pk = |seed: u8| inproc::key(seed).verifying_key().to_bytes().to_vec();
+    let too_many_keys = Action::ApplyGroup(ApplyGroup {
+        group_id: "g4".into(),
+        takedown_authorities: vec![pk(100)],
+        members: (101..133).map(pk).collect(),
+    });
     let bad_kind = Action::VoteGroup(stave::keyspaces::groups::VoteGroup {
         group_id: GROUP.into(),
         kind: 99,
@@ -174,9 +182,10 @@ async fn malformed_governance_actions_get_their_codes_in_finalize_block() {
         (UPLOADER, vec![long_reason]),
         (CONSUMER, vec![empty_cid]),
         (VALIDATORS[0], vec![bad_kind]),
+        (VALIDATORS[1], vec![too_many_keys]),
     ];
     let codes = w.send_block(txs).await;
-    assert_eq!(codes, vec![Code::InvalidArgument.value(); 7]);
+    assert_eq!(codes, vec![Code::InvalidArgument.value(); 8]);
     assert_eq!(rights_dump(&w.node), before);
 }
 

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
+use super::decode_cache::DecodeCache;
 use super::outcome::TxOutcome;
 use super::sigcache::SigCache;
 use crate::keyspaces::accounts::AccountsRead;
@@ -34,6 +35,7 @@ pub struct Mempool {
     store: ChainStore,
     view: Mutex<View>,
     sigs: std::sync::Arc<SigCache>,
+    decoded: std::sync::Arc<DecodeCache>,
     max_pending_per_account: u32,
 }
 
@@ -41,12 +43,14 @@ impl Mempool {
     pub fn new(
         store: ChainStore,
         sigs: std::sync::Arc<SigCache>,
+        decoded: std::sync::Arc<DecodeCache>,
         max_pending_per_account: u32,
     ) -> Self {
         Mempool {
             store,
             view: Mutex::new(View::default()),
             sigs,
+            decoded,
             max_pending_per_account,
         }
     }
@@ -76,8 +80,14 @@ impl Mempool {
     /// the signatures still unverified as one batch (ZIP-215, so batch and
     /// single verification agree), then admits each nonce in order.
     pub fn check_batch(&self, items: &[(&[u8], CheckKind)]) -> Vec<TxOutcome> {
-        let decoded: Vec<Result<DecodedTx, TxOutcome>> =
-            items.iter().map(|(raw, _)| self.decode(raw)).collect();
+        // A batch of a few large txs is spread over threads as well as
+        // many small ones (review M2).
+        let decoded: Vec<Result<DecodedTx, TxOutcome>> = crate::par::map_weighted(
+            items,
+            |(raw, _)| super::decode_weight(raw),
+            super::DECODE_PARALLEL_FROM,
+            |(raw, _)| self.decode(raw),
+        );
         // A recheck sees the exact bytes admitted earlier, whose signature verified then.
         let to_check: Vec<Option<&DecodedTx>> = decoded
             .iter()
@@ -121,7 +131,11 @@ impl Mempool {
                 }
             }
         };
-        let tx = DecodedTx::decode(raw, &params).map_err(|e| TxOutcome::err(None, &e))?;
+        let tx = self
+            .decoded
+            .decode(raw, &params)
+            .verify_singly()
+            .map_err(|e| TxOutcome::err(None, &e))?;
         tx.check_chain(&chain_id)
             .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;
         self.check_work(&tx, &params)

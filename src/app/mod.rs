@@ -5,6 +5,7 @@
 //! block height, block time, and tx bytes. No wall clock, no randomness that
 //! reaches state, no `HashMap` iteration that reaches the app hash.
 
+mod decode_cache;
 mod dispatch;
 mod execute;
 mod genesis;
@@ -17,6 +18,7 @@ mod simulate;
 
 use std::sync::Arc;
 
+pub use decode_cache::{DecodeCache, DecodeStats};
 pub use dispatch::dispatch;
 pub use execute::{authenticate, authenticate_tx, execute_tx, BlockEnv};
 pub use genesis::{block_max_gas, AppState, GenesisAccount, GenesisError};
@@ -38,6 +40,18 @@ pub const APP_VERSION: u64 = 1;
 /// ProcessProposal decodes this many txs at a time (in parallel) and stops
 /// at the first chunk with a tx that does not decode.
 const STRICT_DECODE_CHUNK: usize = 256;
+
+/// Decoding is split over threads by work once a batch's txs weigh this
+/// much: each tx weighs its bytes plus [`DECODE_TX_WEIGHT`].
+pub(crate) const DECODE_PARALLEL_FROM: u64 = 64 * 1024;
+/// The fixed part of a tx's decode weight (its signer key, its canonical
+/// re-encoding), in bytes' worth.
+pub(crate) const DECODE_TX_WEIGHT: u64 = 256;
+
+/// A tx's decode weight.
+pub(crate) fn decode_weight(raw: &[u8]) -> u64 {
+    raw.len() as u64 + DECODE_TX_WEIGHT
+}
 
 /// FinalizeBlock's block gas rule, which also holds in block sync (where
 /// ProcessProposal is skipped): a decoded tx adds its declared limit to
@@ -119,6 +133,7 @@ pub struct App {
     params: Option<Params>,
     pending: Option<Pending>,
     sigs: Arc<SigCache>,
+    decoded: Arc<DecodeCache>,
     mempool: Arc<Mempool>,
     notifier: Arc<CommitNotifier>,
     /// CometBFT's evidence max age in blocks: blocks it must keep whatever
@@ -130,9 +145,11 @@ impl App {
     /// Loads the app over an open chain store.
     pub fn load(store: ChainStore, config: AppConfig) -> Result<Self, AppError> {
         let sigs = Arc::new(SigCache::default());
+        let decoded = Arc::new(DecodeCache::default());
         let mempool = Arc::new(Mempool::new(
             store.clone(),
             sigs.clone(),
+            decoded.clone(),
             config.max_pending_per_account,
         ));
         let info = store.commit_info()?;
@@ -150,6 +167,7 @@ impl App {
             params,
             pending: None,
             sigs,
+            decoded,
             mempool,
             notifier,
         })
@@ -214,8 +232,23 @@ impl App {
         txs: &[impl AsRef<[u8]> + Sync],
         params: &Params,
     ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
-        let unverified = crate::par::map(txs, |t| UnverifiedTx::decode(t.as_ref(), params));
+        let unverified = self.decode_all(txs, params);
         self.sigs.verify_block(unverified)
+    }
+
+    /// Decodes `txs` through the decode cache, split over threads by work.
+    fn decode_all(&self, txs: &[impl AsRef<[u8]> + Sync], params: &Params) -> Vec<UnverifiedTx> {
+        crate::par::map_weighted(
+            txs,
+            |t| decode_weight(t.as_ref()),
+            DECODE_PARALLEL_FROM,
+            |t| self.decoded.decode(t.as_ref(), params),
+        )
+    }
+
+    /// The decode cache's counters.
+    pub fn decode_stats(&self) -> DecodeStats {
+        self.decoded.stats()
     }
 
     /// ProcessProposal's decode and verify: decodes in chunks and stops at
@@ -229,7 +262,7 @@ impl App {
     ) -> Option<Vec<DecodedTx>> {
         let mut unverified = Vec::with_capacity(txs.len());
         for chunk in txs.chunks(STRICT_DECODE_CHUNK) {
-            let part = crate::par::map(chunk, |t| UnverifiedTx::decode(t.as_ref(), params));
+            let part = self.decode_all(chunk, params);
             if part.iter().any(|t| t.decoded().is_err()) {
                 return None;
             }

@@ -126,6 +126,16 @@ impl UnverifiedTx {
         UnverifiedTx { decoded, embedded }
     }
 
+    /// A copy, when decoding succeeded (for the decode cache; a failure
+    /// is not kept, and its error is not `Clone`).
+    pub fn copy_decoded(&self) -> Option<Self> {
+        let d = self.decoded.as_ref().ok()?.clone();
+        Some(UnverifiedTx {
+            decoded: Ok(d),
+            embedded: self.embedded.clone(),
+        })
+    }
+
     /// The decoded tx, if decoding succeeded up to the signatures.
     pub fn decoded(&self) -> Result<&DecodedTx, &TxError> {
         self.decoded.as_ref()

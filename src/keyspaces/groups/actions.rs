@@ -81,7 +81,15 @@ impl ApplyGroup {
             1,
             g.max_group_authorities,
         )?;
-        check_keys("members", &self.members, 0, g.max_group_members)
+        check_keys("members", &self.members, 0, g.max_group_members)?;
+        let keys = self.takedown_authorities.len() + self.members.len();
+        if keys > g.max_keys_per_action as usize {
+            return Err(TxError::InvalidArgument(format!(
+                "{keys} keys (authorities and members) in one action; allowed {}: add more members with SetGroupMember",
+                g.max_keys_per_action
+            )));
+        }
+        Ok(())
     }
 
     /// # Errors

@@ -23,6 +23,11 @@ pub struct GovernanceParams {
     pub max_groups: u32,
     pub max_group_authorities: u32,
     pub max_group_members: u32,
+    /// Keys one action may name (`ApplyGroup`: authorities and members
+    /// together). Review M2: decoding each key costs point
+    /// decompressions, so a list of 1,000 made one tx cost milliseconds to
+    /// decode; a larger group grows by `SetGroupMember`, one key each.
+    pub max_keys_per_action: u32,
     pub max_reason_bytes: u32,
     pub max_counter_notice_bytes: u32,
     /// Blocks an election stays open before it closes as EXPIRED.
@@ -46,6 +51,7 @@ impl Default for GovernanceParams {
             max_groups: 1000,
             max_group_authorities: 8,
             max_group_members: 1000,
+            max_keys_per_action: 32,
             max_reason_bytes: 1024,
             max_counter_notice_bytes: 4096,
             election_blocks: 20_000,
@@ -92,6 +98,12 @@ impl GovernanceParams {
         if g.max_group_authorities == 0 {
             return Err("governance: max_group_authorities must be positive".into());
         }
+        if g.max_keys_per_action < g.max_group_authorities || g.max_keys_per_action > 256 {
+            return Err(format!(
+                "governance: need max_group_authorities ({}) <= max_keys_per_action ({}) <= 256",
+                g.max_group_authorities, g.max_keys_per_action
+            ));
+        }
         if g.max_active_validators == 0 || g.max_validator_records < g.max_active_validators {
             return Err(format!(
                 "governance: need 0 < max_active_validators ({}) <= max_validator_records ({})",
@@ -126,6 +138,7 @@ impl From<&GovernanceParams> for pb::GovernanceParams {
             max_groups: g.max_groups,
             max_group_authorities: g.max_group_authorities,
             max_group_members: g.max_group_members,
+            max_keys_per_action: g.max_keys_per_action,
             max_reason_bytes: g.max_reason_bytes,
             max_counter_notice_bytes: g.max_counter_notice_bytes,
             election_blocks: g.election_blocks,
@@ -148,6 +161,7 @@ impl From<pb::GovernanceParams> for GovernanceParams {
             max_groups: g.max_groups,
             max_group_authorities: g.max_group_authorities,
             max_group_members: g.max_group_members,
+            max_keys_per_action: g.max_keys_per_action,
             max_reason_bytes: g.max_reason_bytes,
             max_counter_notice_bytes: g.max_counter_notice_bytes,
             election_blocks: g.election_blocks,
