@@ -139,7 +139,9 @@ impl CometRpc {
     }
 }
 
-/// gRPC clients of one node.
+/// gRPC clients of one node. A clone shares the connection (HTTP/2
+/// streams), so concurrent callers need not open one each.
+#[derive(Clone)]
 pub struct StaveClient {
     pub tx: TxServiceClient<tonic::transport::Channel>,
     pub query: QueryServiceClient<tonic::transport::Channel>,

@@ -21,6 +21,7 @@ use stave::keyspaces::accounts::{pow, AccountsRead, SetAccountQuota, StoragePara
 use stave::store::ChainStore;
 use stave::tx::build::sign_tx_with_gas;
 use stave::tx::{Action, Code};
+use tendermint::abci::response::ProcessProposal;
 
 const POW_REQUIRED: u32 = 20;
 const SYBILS: usize = 10_000;
@@ -200,6 +201,70 @@ async fn sybil_keys_with_work_share_the_unsponsored_block_budget() {
         admitted += ok;
     }
     assert!(admitted > 0);
+}
+
+/// Review S2: PrepareProposal judged txs without running their actions, so
+/// the unsponsored budget it tracked held only new accounts' records, and
+/// it proposed new unsponsored accounts that FinalizeBlock then refused
+/// with NEW_ACCOUNT_BUDGET. It now runs unsponsored signers' actions:
+/// every tx it keeps gets a result in FinalizeBlock other than
+/// NEW_ACCOUNT_BUDGET, ProcessProposal accepts the proposal, and the txs it
+/// leaves out are exactly the ones FinalizeBlock would have refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn proposals_leave_out_new_accounts_the_budget_has_no_room_for() {
+    let storage = StorageParams {
+        pow_base: 16,
+        pow_retention: 1,
+        unsponsored_block_bytes: 4096,
+        ..StorageParams::default()
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut proposer, mut syncing) = (Node::open(dir_a.path()), Node::open(dir_b.path()));
+    let (state, comet) = with_storage(serde_json::to_value(&storage).unwrap());
+    proposer
+        .init_chain_with_validators(state.clone(), comet.clone())
+        .await;
+    syncing.init_chain_with_validators(state, comet).await;
+    let txs: Vec<Bytes> = (0..100).map(|i| sybil_tx(i, &storage, true)).collect();
+
+    let kept = proposer.prepare_proposal(1, txs.clone(), 4 << 20).await;
+    assert!(
+        kept.len() < txs.len(),
+        "the budget has no room for them all"
+    );
+    assert_eq!(
+        proposer.process_proposal(1, kept.clone()).await,
+        ProcessProposal::Accept
+    );
+    let (hash, r) = proposer.block(1, kept.clone()).await;
+    let refused = Code::NewAccountBudget.value();
+    assert!(
+        r.tx_results.iter().all(|t| t.code.value() != refused),
+        "{:?}",
+        r.tx_results
+    );
+    assert!(r.tx_results.iter().any(|t| t.code.value() == 0));
+
+    // The whole batch in a block (block sync): the txs the proposal kept
+    // are the ones not refused, with the same results and state.
+    let (synced, all) = syncing.block(1, txs.clone()).await;
+    let not_refused: Vec<Bytes> = txs
+        .iter()
+        .zip(&all.tx_results)
+        .filter(|(_, t)| t.code.value() != refused)
+        .map(|(tx, _)| tx.clone())
+        .collect();
+    assert!(not_refused.len() < txs.len(), "some were refused");
+    assert_eq!(kept, not_refused);
+    let codes = |r: &tendermint::abci::response::FinalizeBlock| -> Vec<u32> {
+        r.tx_results
+            .iter()
+            .map(|t| t.code.value())
+            .filter(|c| *c != refused)
+            .collect()
+    };
+    assert_eq!(codes(&r), codes(&all));
+    assert_eq!(hash, synced);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -40,22 +40,38 @@ pub fn execute_tx<S: StateRead>(
     decoded: Result<&DecodedTx, &TxError>,
     sig_ok: bool,
 ) -> Result<TxOutcome, StoreError> {
-    execute(block, env, decoded, sig_ok, true)
+    execute(block, env, decoded, sig_ok, Actions::Run)
 }
 
-/// Authenticates one tx and consumes its nonce, without running its
-/// actions. A tx's class (rejected or not) depends only on this part and
-/// on the unsponsored budget earlier txs' actions used, so proposals use it
-/// to judge txs as FinalizeBlock will (erring only toward accepting a new
-/// unsponsored account), at a fraction of the cost. An authenticated tx
-/// comes back `Applied`.
+/// Which of an authenticated tx's actions a walk over a block runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actions {
+    /// All (FinalizeBlock).
+    Run,
+    /// None: the tx comes back `Applied` after its nonce step
+    /// (ProcessProposal).
+    Skip,
+    /// Only an unsponsored signer's (PrepareProposal): they alone draw on
+    /// the block's unsponsored budget through their writes.
+    RunUnsponsored,
+}
+
+/// Authenticates one tx and consumes its nonce, running its actions as
+/// `actions` says. A tx's class (rejected or not) depends only on this
+/// part and on the unsponsored budget earlier txs used, so proposals use it
+/// to judge txs as FinalizeBlock will, at a fraction of the cost. Skipping
+/// an action only leaves more unsponsored budget than FinalizeBlock will
+/// find, so a walk that skips more accepts every tx one that skips less
+/// accepted: ProcessProposal (`Skip`) accepts what PrepareProposal
+/// (`RunUnsponsored`) kept.
 pub fn authenticate_tx<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
     decoded: Result<&DecodedTx, &TxError>,
     sig_ok: bool,
+    actions: Actions,
 ) -> Result<TxOutcome, StoreError> {
-    execute(block, env, decoded, sig_ok, false)
+    execute(block, env, decoded, sig_ok, actions)
 }
 
 fn execute<S: StateRead>(
@@ -63,7 +79,7 @@ fn execute<S: StateRead>(
     env: &BlockEnv<'_>,
     decoded: Result<&DecodedTx, &TxError>,
     sig_ok: bool,
-    run_actions: bool,
+    actions: Actions,
 ) -> Result<TxOutcome, StoreError> {
     let tx = match decoded {
         Ok(tx) => tx,
@@ -77,7 +93,12 @@ fn execute<S: StateRead>(
         }
     };
     consume_nonce(block, env, &tx.signer, unsponsored)?;
-    if !run_actions {
+    let run = match actions {
+        Actions::Run => true,
+        Actions::Skip => false,
+        Actions::RunUnsponsored => unsponsored,
+    };
+    if !run {
         return Ok(TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, tx.intrinsic_gas));
     }
     run_metered(block, env, tx, tx.gas_limit, unsponsored)

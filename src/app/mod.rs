@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 pub use decode_cache::{DecodeCache, DecodeStats};
 pub use dispatch::dispatch;
-pub use execute::{authenticate, authenticate_tx, execute_tx, BlockEnv};
+pub use execute::{authenticate, authenticate_tx, execute_tx, Actions, BlockEnv};
 pub use genesis::{block_max_gas, AppState, GenesisAccount, GenesisError};
 pub use mempool::{CheckKind, Mempool};
 pub use notify::{CommitNotifier, Committed};

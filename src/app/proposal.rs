@@ -1,11 +1,16 @@
 //! PrepareProposal and ProcessProposal. Both apply the txs in order against a
 //! scratch overlay over committed state, with the same authentication code
-//! FinalizeBlock runs, so they agree with it on which txs authenticate, with
-//! one exception: they do not run actions, so the unsponsored block budget
-//! they track holds only new accounts' records, and a later new unsponsored
-//! account may then fail in FinalizeBlock with NEW_ACCOUNT_BUDGET.
+//! FinalizeBlock runs, so they agree with it on which txs authenticate.
+//! Neither runs a sponsored signer's actions. PrepareProposal runs an
+//! unsponsored signer's, whose writes draw on the block's unsponsored
+//! budget, so it leaves out a new unsponsored account FinalizeBlock would
+//! refuse for lack of room (NEW_ACCOUNT_BUDGET). ProcessProposal runs none,
+//! so it finds at least as much room at every tx and accepts every
+//! proposal an honest PrepareProposal made. One gap is left: a sponsored
+//! tx that charges bytes to an unsponsored third party (a KV token's
+//! controller) also draws on the budget, and neither walk sees it.
 
-use super::execute::{authenticate_tx, BlockEnv};
+use super::execute::{authenticate_tx, Actions, BlockEnv};
 use super::{App, AppError, TxClass};
 use crate::keyspaces::params::Params;
 use crate::store::{Overlay, StoreError};
@@ -53,12 +58,13 @@ fn declared_gas_fits<T: AsRef<[u8]>>(txs: &[T], max: u64) -> bool {
 impl App {
     /// Walks `txs` in order over a scratch overlay on committed state. For
     /// each tx, `visit` gets the raw tx and a `run` closure that applies it
-    /// (FinalizeBlock's authentication and nonce step; actions change a tx's
-    /// class only through the unsponsored budget) and returns its class; a tx `visit` does
-    /// not run is skipped. `visit` returns `false` to stop early.
+    /// (FinalizeBlock's authentication and nonce step, then the actions
+    /// `actions` selects) and returns its class; a tx `visit` does not run
+    /// is skipped. `visit` returns `false` to stop early.
     fn dry_run<T, V>(
         &self,
         block: Block<'_, T>,
+        actions: Actions,
         params: &Params,
         decoded: &[Result<DecodedTx, TxError>],
         sig_ok: Vec<bool>,
@@ -87,7 +93,8 @@ impl App {
         let mut scratch = Overlay::new(self.store().committed());
         for ((raw, d), ok) in txs.iter().zip(decoded).zip(sig_ok) {
             let gas = d.as_ref().map_or(0, |t| t.gas_limit);
-            let mut run = || authenticate_tx(&mut scratch, &env, d.as_ref(), ok).map(|o| o.class);
+            let mut run =
+                || authenticate_tx(&mut scratch, &env, d.as_ref(), ok, actions).map(|o| o.class);
             if !visit(raw, gas, &mut run)? {
                 break;
             }
@@ -96,7 +103,8 @@ impl App {
     }
 
     /// Keeps the candidate txs that decode and authenticate (chain,
-    /// signature, nonce in sequence), within `max_tx_bytes` and, by their
+    /// signature, nonce in sequence, room in the unsponsored budget for a
+    /// new unsponsored account), within `max_tx_bytes` and, by their
     /// declared `gas_limit`, within `max_block_gas`. A tx whose
     /// actions fail is kept: it still consumes its nonce, and dropping it
     /// would leave it in every mempool, blocking its account's later nonces.
@@ -121,17 +129,25 @@ impl App {
         };
         let (mut kept, mut used, mut gas_used) = (Vec::new(), 0i64, 0u64);
         let max_gas = params.gas.max_block_gas;
-        self.dry_run(block, &params, &decoded, sig_ok, |raw, gas, run| {
-            let len = framed_len(raw.as_ref().len());
-            let fits = used + len <= budget && gas_used.saturating_add(gas) <= max_gas;
-            // Too big for what is left: skipped, never applied to the scratch.
-            if fits && run()? != TxClass::Rejected {
-                used += len;
-                gas_used += gas;
-                kept.push(raw.clone());
-            }
-            Ok(true)
-        })?;
+        let actions = Actions::RunUnsponsored;
+        self.dry_run(
+            block,
+            actions,
+            &params,
+            &decoded,
+            sig_ok,
+            |raw, gas, run| {
+                let len = framed_len(raw.as_ref().len());
+                let fits = used + len <= budget && gas_used.saturating_add(gas) <= max_gas;
+                // Too big for what is left: skipped, never applied to the scratch.
+                if fits && run()? != TxClass::Rejected {
+                    used += len;
+                    gas_used += gas;
+                    kept.push(raw.clone());
+                }
+                Ok(true)
+            },
+        )?;
         Ok(kept)
     }
 
@@ -163,10 +179,17 @@ impl App {
             txs,
         };
         let mut accept = true;
-        self.dry_run(block, &params, &decoded, sig_ok, |_, _, run| {
-            accept = run()? != TxClass::Rejected;
-            Ok(accept)
-        })?;
+        self.dry_run(
+            block,
+            Actions::Skip,
+            &params,
+            &decoded,
+            sig_ok,
+            |_, _, run| {
+                accept = run()? != TxClass::Rejected;
+                Ok(accept)
+            },
+        )?;
         Ok(accept)
     }
 }
