@@ -59,9 +59,19 @@ pub fn map_weighted<T: Sync, R: Send>(
     parallel_from: u64,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
+    map_weighted_on(items, weight, parallel_from, threads(), f)
+}
+
+/// As [`map_weighted`], over at most `n` threads.
+pub fn map_weighted_on<T: Sync, R: Send>(
+    items: &[T],
+    weight: impl Fn(&T) -> u64,
+    parallel_from: u64,
+    n: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let weights: Vec<u64> = items.iter().map(weight).collect();
     let total = weights.iter().fold(0u64, |a, w| a.saturating_add(*w));
-    let n = threads();
     if items.len() < 2 || n < 2 || total < parallel_from {
         return items.iter().map(f).collect();
     }

@@ -95,4 +95,23 @@ async fn each_tx_is_decoded_once_and_results_equal_a_cold_nodes() {
     );
     assert_eq!(results(&r_warm), results(&r_cold));
     assert_eq!(r_warm.app_hash, r_cold.app_hash);
+
+    // Only what the mempool admits is kept: a tx with a bad signature, or
+    // a recheck that misses (the scan over the mempool after a Commit),
+    // is decoded each time and leaves nothing behind.
+    let forged = prost::Message::encode_to_vec(&{
+        let mut t: stave::proto::tx::Tx = prost::Message::decode(txs[0].as_ref()).unwrap();
+        t.signature[0] ^= 1;
+        t
+    });
+    let (_, m1) = counts();
+    for seed in [200, 201] {
+        let r = cold.check_tx(Bytes::from(forged.clone()), false).await;
+        assert!(r.code.is_err());
+        let r = cold
+            .check_tx(signed(seed, 0, vec![set("a", "b")]), true)
+            .await;
+        assert!(r.code.is_ok(), "{}", r.log);
+    }
+    assert_eq!(counts().1, m1 + 4, "refused and rechecked txs are not kept");
 }

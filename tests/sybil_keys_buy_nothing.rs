@@ -206,7 +206,7 @@ async fn sybil_keys_with_work_share_the_unsponsored_block_budget() {
 /// Review S2: PrepareProposal judged txs without running their actions, so
 /// the unsponsored budget it tracked held only new accounts' records, and
 /// it proposed new unsponsored accounts that FinalizeBlock then refused
-/// with NEW_ACCOUNT_BUDGET. It now runs unsponsored signers' actions:
+/// with NEW_ACCOUNT_BUDGET. It now runs the actions as FinalizeBlock does:
 /// every tx it keeps gets a result in FinalizeBlock other than
 /// NEW_ACCOUNT_BUDGET, ProcessProposal accepts the proposal, and the txs it
 /// leaves out are exactly the ones FinalizeBlock would have refused.

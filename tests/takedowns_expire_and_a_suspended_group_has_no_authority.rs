@@ -169,6 +169,18 @@ async fn malformed_governance_actions_get_their_codes_in_finalize_block() {
         takedown_authorities: vec![pk(100)],
         members: (101..133).map(pk).collect(),
     });
+    // Review M2: decoding stops once a tx has parsed `max_keys_per_tx`
+    // (256) keys: nine ApplyGroups of 30 keys each, every one within its
+    // own cap.
+    let many_groups: Vec<Action> = (0..9u8)
+        .map(|g| {
+            Action::ApplyGroup(ApplyGroup {
+                group_id: format!("many{g}"),
+                takedown_authorities: vec![pk(100 + g)],
+                members: (0..29u8).map(pk).collect(),
+            })
+        })
+        .collect();
     let bad_kind = Action::VoteGroup(stave::keyspaces::groups::VoteGroup {
         group_id: GROUP.into(),
         kind: 99,
@@ -183,9 +195,10 @@ async fn malformed_governance_actions_get_their_codes_in_finalize_block() {
         (CONSUMER, vec![empty_cid]),
         (VALIDATORS[0], vec![bad_kind]),
         (VALIDATORS[1], vec![too_many_keys]),
+        (VALIDATORS[2], many_groups),
     ];
     let codes = w.send_block(txs).await;
-    assert_eq!(codes, vec![Code::InvalidArgument.value(); 8]);
+    assert_eq!(codes, vec![Code::InvalidArgument.value(); 9]);
     assert_eq!(rights_dump(&w.node), before);
 }
 

@@ -21,17 +21,46 @@ use crate::proto::genesis as pb;
 use crate::tx::UnverifiedTx;
 
 /// Default byte budget of the entries (see [`entry_bytes`]).
-pub const DEFAULT_BYTES: usize = 64 << 20;
+pub const DEFAULT_BYTES: usize = 256 << 20;
 /// Default entry count bound.
 pub const DEFAULT_ENTRIES: usize = 65_536;
 
 /// `sha256(tx bytes) ‖ params version`.
-type Key = [u8; 64];
+pub type Key = [u8; 64];
 
-/// What one entry is accounted at: its bytes twice (the body kept with the
-/// tx, and the actions decoded from it) plus a fixed allowance.
+/// What one entry is accounted at: 20 times its bytes plus a fixed
+/// allowance. That bounds the worst shape: protobuf's smallest element (a
+/// one-byte `bytes` field) takes 3 bytes on the wire and decodes to a
+/// 24-byte `Vec` and an allocation of at least 8 bytes, and the body is kept
+/// beside the actions. Typical txs use 2 to 3 times their bytes, so the
+/// budget holds about 8 times as many of them as it says.
 pub fn entry_bytes(raw_len: usize) -> usize {
-    raw_len.saturating_mul(2).saturating_add(512)
+    raw_len.saturating_mul(ENTRY_FACTOR).saturating_add(512)
+}
+
+const ENTRY_FACTOR: usize = 20;
+
+/// A cache lookup: the decode, or the key to keep a new one under.
+pub enum Lookup {
+    Hit(Box<UnverifiedTx>),
+    Miss(Key),
+}
+
+/// A decode to keep once its tx is admitted ([`DecodeCache::keep`]).
+pub struct Keep {
+    key: Key,
+    tx: UnverifiedTx,
+    bytes: usize,
+}
+
+impl Keep {
+    pub fn new(key: Key, tx: UnverifiedTx, raw_len: usize) -> Self {
+        Keep {
+            key,
+            tx,
+            bytes: entry_bytes(raw_len),
+        }
+    }
 }
 
 struct Slot {
@@ -85,22 +114,68 @@ impl DecodeCache {
     }
 
     /// [`UnverifiedTx::decode`], from the cache when these bytes decoded
-    /// under these params before.
+    /// under these params before; a successful decode is kept.
     pub fn decode(&self, raw: &[u8], params: &Params) -> UnverifiedTx {
         let key = self.key(raw, params);
-        let counter = &crate::metrics::metrics().decode_cache;
         if let Some(hit) = self.get(&key) {
-            self.stats.lock().0 += 1;
-            counter.with_label_values(&["hit"]).inc();
+            self.count(true);
             return hit;
         }
-        self.stats.lock().1 += 1;
-        counter.with_label_values(&["miss"]).inc();
+        self.count(false);
         let tx = UnverifiedTx::decode(raw, params);
         if let Some(copy) = tx.copy_decoded() {
             self.put(key, copy, entry_bytes(raw.len()));
         }
         tx
+    }
+
+    /// The cached decode of `raw` (counted as a hit), or the key to keep
+    /// one under (counted as a miss); the caller decodes and decides.
+    pub fn lookup(&self, raw: &[u8], params: &Params) -> Lookup {
+        let key = self.key(raw, params);
+        match self.get(&key) {
+            Some(hit) => {
+                self.count(true);
+                Lookup::Hit(Box::new(hit))
+            }
+            None => {
+                self.count(false);
+                Lookup::Miss(key)
+            }
+        }
+    }
+
+    /// Keeps a decode from [`Self::lookup`]'s miss.
+    pub fn keep(&self, k: Keep) {
+        self.put(k.key, k.tx, k.bytes);
+    }
+
+    /// As [`Self::decode`] for the last phase a tx goes through
+    /// (FinalizeBlock): a hit leaves the cache, with no copy made, and a
+    /// miss is not kept. Block sync and replay, where every tx misses, pay
+    /// only the hash and the lookup.
+    pub fn decode_last(&self, raw: &[u8], params: &Params) -> UnverifiedTx {
+        let key = self.key(raw, params);
+        if let Some(hit) = self.take(&key) {
+            self.count(true);
+            return hit;
+        }
+        self.count(false);
+        UnverifiedTx::decode(raw, params)
+    }
+
+    fn count(&self, hit: bool) {
+        let mut s = self.stats.lock();
+        let (n, label) = if hit {
+            (&mut s.0, "hit")
+        } else {
+            (&mut s.1, "miss")
+        };
+        *n += 1;
+        crate::metrics::metrics()
+            .decode_cache
+            .with_label_values(&[label])
+            .inc();
     }
 
     pub fn stats(&self) -> DecodeStats {
@@ -144,6 +219,14 @@ impl DecodeCache {
         slot.tick = lru.tick;
         lru.order.insert(slot.tick, *key);
         slot.tx.copy_decoded()
+    }
+
+    fn take(&self, key: &Key) -> Option<UnverifiedTx> {
+        let mut lru = self.lru.lock();
+        let slot = lru.map.remove(key)?;
+        lru.order.remove(&slot.tick);
+        lru.bytes -= slot.bytes;
+        Some(slot.tx)
     }
 
     fn put(&self, key: Key, tx: UnverifiedTx, bytes: usize) {
@@ -207,6 +290,15 @@ mod tests {
             (warm.id, warm.intrinsic_gas, &warm.body_bytes, &warm.actions)
         );
         assert_eq!((c.stats().hits, c.stats().misses), (1, 1));
+        let last = c.decode_last(&raw, &p);
+        assert_eq!(last.decoded().unwrap().id, cold.id);
+        assert_eq!(c.stats().entries, 0, "the last phase takes the entry out");
+        assert_eq!(c.stats().bytes, 0);
+        assert!(c.decode_last(&raw, &p).decoded().is_ok(), "a miss decodes");
+        assert_eq!(
+            (c.stats().hits, c.stats().misses, c.stats().entries),
+            (2, 2, 0)
+        );
     }
 
     #[test]

@@ -43,27 +43,23 @@ pub fn execute_tx<S: StateRead>(
     execute(block, env, decoded, sig_ok, Actions::Run)
 }
 
-/// Which of an authenticated tx's actions a walk over a block runs.
+/// Whether a walk over a block runs an authenticated tx's actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Actions {
-    /// All (FinalizeBlock).
+    /// Yes (FinalizeBlock, PrepareProposal).
     Run,
-    /// None: the tx comes back `Applied` after its nonce step
+    /// No: the tx comes back `Applied` after its nonce step
     /// (ProcessProposal).
     Skip,
-    /// Only an unsponsored signer's (PrepareProposal): they alone draw on
-    /// the block's unsponsored budget through their writes.
-    RunUnsponsored,
 }
 
 /// Authenticates one tx and consumes its nonce, running its actions as
 /// `actions` says. A tx's class (rejected or not) depends only on this
 /// part and on the unsponsored budget earlier txs used, so proposals use it
-/// to judge txs as FinalizeBlock will, at a fraction of the cost. Skipping
-/// an action only leaves more unsponsored budget than FinalizeBlock will
-/// find, so a walk that skips more accepts every tx one that skips less
-/// accepted: ProcessProposal (`Skip`) accepts what PrepareProposal
-/// (`RunUnsponsored`) kept.
+/// to judge txs as FinalizeBlock will. Skipping the actions only leaves
+/// more unsponsored budget than running them, so a walk that skips them
+/// accepts every tx one that runs them accepted: ProcessProposal (`Skip`)
+/// accepts what PrepareProposal (`Run`) kept.
 pub fn authenticate_tx<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
@@ -93,12 +89,7 @@ fn execute<S: StateRead>(
         }
     };
     consume_nonce(block, env, &tx.signer, unsponsored)?;
-    let run = match actions {
-        Actions::Run => true,
-        Actions::Skip => false,
-        Actions::RunUnsponsored => unsponsored,
-    };
-    if !run {
+    if actions == Actions::Skip {
         return Ok(TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, tx.intrinsic_gas));
     }
     run_metered(block, env, tx, tx.gas_limit, unsponsored)

@@ -7,13 +7,13 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
-use super::decode_cache::DecodeCache;
+use super::decode_cache::{DecodeCache, Keep, Lookup};
 use super::outcome::TxOutcome;
 use super::sigcache::SigCache;
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::Params;
 use crate::store::ChainStore;
-use crate::tx::{DecodedTx, TxError};
+use crate::tx::{DecodedTx, TxError, UnverifiedTx};
 
 /// New tx, or a recheck after a commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,18 +81,26 @@ impl Mempool {
     /// single verification agree), then admits each nonce in order.
     pub fn check_batch(&self, items: &[(&[u8], CheckKind)]) -> Vec<TxOutcome> {
         // A batch of a few large txs is spread over threads as well as
-        // many small ones (review M2).
-        let decoded: Vec<Result<DecodedTx, TxOutcome>> = crate::par::map_weighted(
-            items,
-            |(raw, _)| super::decode_weight(raw),
-            super::DECODE_PARALLEL_FROM,
-            |(raw, _)| self.decode(raw),
-        );
+        // many small ones (review M2), leaving one core to consensus.
+        let threads = crate::par::threads().saturating_sub(1).max(1);
+        let decoded: Vec<Result<(DecodedTx, Option<Keep>), TxOutcome>> =
+            crate::par::map_weighted_on(
+                items,
+                |(raw, _)| super::decode_weight(raw),
+                super::DECODE_PARALLEL_FROM,
+                threads,
+                |(raw, kind)| self.decode(raw, *kind),
+            );
         // A recheck sees the exact bytes admitted earlier, whose signature verified then.
         let to_check: Vec<Option<&DecodedTx>> = decoded
             .iter()
             .zip(items)
-            .map(|(d, (_, kind))| d.as_ref().ok().filter(|_| *kind == CheckKind::New))
+            .map(|(d, (_, kind))| {
+                d.as_ref()
+                    .ok()
+                    .map(|(tx, _)| tx)
+                    .filter(|_| *kind == CheckKind::New)
+            })
             .collect();
         let bad_sig: Vec<bool> = self
             .sigs
@@ -106,19 +114,32 @@ impl Mempool {
             .zip(bad_sig)
             .map(|(d, bad)| match d {
                 Err(o) => o,
-                Ok(tx) if bad => TxOutcome::err(
+                Ok((tx, _)) if bad => TxOutcome::err(
                     Some(tx.id),
                     &TxError::Signature {
                         signer: tx.signer_hex(),
                     },
                 ),
-                Ok(tx) => self.admit(&tx),
+                Ok((tx, keep)) => {
+                    let out = self.admit(&tx);
+                    // Only an admitted tx's decode is kept: a tx the
+                    // mempool refuses never fills the cache.
+                    if let (true, Some(keep)) = (out.is_ok(), keep) {
+                        self.decoded.keep(keep);
+                    }
+                    out
+                }
             })
             .collect()
     }
 
     /// Decode, stateless checks, chain id and proof of work (no signature).
-    fn decode(&self, raw: &[u8]) -> Result<DecodedTx, TxOutcome> {
+    /// A new tx's decode comes back as a [`Keep`] to cache once admitted;
+    /// a recheck's embedded signatures are taken as verified (they were on
+    /// entry, and the tx id covers them), and a recheck that misses the
+    /// cache does not fill it: the scan over the whole mempool after each
+    /// Commit would otherwise push out the txs of the next block.
+    fn decode(&self, raw: &[u8], kind: CheckKind) -> Result<(DecodedTx, Option<Keep>), TxOutcome> {
         let (chain_id, params) = {
             let v = self.view.lock();
             match &v.params {
@@ -131,16 +152,27 @@ impl Mempool {
                 }
             }
         };
-        let tx = self
-            .decoded
-            .decode(raw, &params)
-            .verify_singly()
-            .map_err(|e| TxOutcome::err(None, &e))?;
+        let (unverified, keep) = match self.decoded.lookup(raw, &params) {
+            Lookup::Hit(tx) => (*tx, None),
+            Lookup::Miss(key) => {
+                let tx = UnverifiedTx::decode(raw, &params);
+                let keep = match kind {
+                    CheckKind::New => tx.copy_decoded().map(|c| Keep::new(key, c, raw.len())),
+                    CheckKind::Recheck => None,
+                };
+                (tx, keep)
+            }
+        };
+        let tx = match kind {
+            CheckKind::New => unverified.verify_singly(),
+            CheckKind::Recheck => unverified.resolve_verified(),
+        }
+        .map_err(|e| TxOutcome::err(None, &e))?;
         tx.check_chain(&chain_id)
             .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;
         self.check_work(&tx, &params)
             .map_err(|e| TxOutcome::err(Some(tx.id), &e).with_gas(tx.gas_limit, 0))?;
-        Ok(tx)
+        Ok((tx, keep))
     }
 
     /// An unsponsored signer's proof of work against committed state, before
@@ -154,7 +186,7 @@ impl Mempool {
 
     /// Decode, chain id and signature of one tx (warms the signature cache).
     pub fn precheck(&self, raw: &[u8], kind: CheckKind) -> Result<DecodedTx, TxOutcome> {
-        let tx = self.decode(raw)?;
+        let (tx, _) = self.decode(raw, kind)?;
         if kind == CheckKind::New && !self.sigs.contains(&tx.id, &tx.signature) {
             tx.verify_signature()
                 .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;

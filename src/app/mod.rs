@@ -231,18 +231,29 @@ impl App {
         &self,
         txs: &[impl AsRef<[u8]> + Sync],
         params: &Params,
+        last: bool,
     ) -> (Vec<Result<DecodedTx, TxError>>, Vec<bool>) {
-        let unverified = self.decode_all(txs, params);
+        let unverified = self.decode_all(txs, params, last);
         self.sigs.verify_block(unverified)
     }
 
-    /// Decodes `txs` through the decode cache, split over threads by work.
-    fn decode_all(&self, txs: &[impl AsRef<[u8]> + Sync], params: &Params) -> Vec<UnverifiedTx> {
+    /// Decodes `txs` through the decode cache, split over threads by work;
+    /// `last` for FinalizeBlock, after which a tx is not decoded again
+    /// (`DecodeCache::decode_last`).
+    fn decode_all(
+        &self,
+        txs: &[impl AsRef<[u8]> + Sync],
+        params: &Params,
+        last: bool,
+    ) -> Vec<UnverifiedTx> {
         crate::par::map_weighted(
             txs,
             |t| decode_weight(t.as_ref()),
             DECODE_PARALLEL_FROM,
-            |t| self.decoded.decode(t.as_ref(), params),
+            |t| match last {
+                true => self.decoded.decode_last(t.as_ref(), params),
+                false => self.decoded.decode(t.as_ref(), params),
+            },
         )
     }
 
@@ -262,7 +273,7 @@ impl App {
     ) -> Option<Vec<DecodedTx>> {
         let mut unverified = Vec::with_capacity(txs.len());
         for chunk in txs.chunks(STRICT_DECODE_CHUNK) {
-            let part = self.decode_all(chunk, params);
+            let part = self.decode_all(chunk, params, false);
             if part.iter().any(|t| t.decoded().is_err()) {
                 return None;
             }
@@ -290,7 +301,7 @@ impl App {
         }
         let params = self.params()?.clone();
         let t0 = std::time::Instant::now();
-        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let (decoded, sig_ok) = self.decode_and_verify(txs, &params, true);
         let t_verify = t0.elapsed();
         let room = BlockEnv::unsponsored_budget(&params);
         let env = BlockEnv {

@@ -1,14 +1,12 @@
 //! PrepareProposal and ProcessProposal. Both apply the txs in order against a
 //! scratch overlay over committed state, with the same authentication code
 //! FinalizeBlock runs, so they agree with it on which txs authenticate.
-//! Neither runs a sponsored signer's actions. PrepareProposal runs an
-//! unsponsored signer's, whose writes draw on the block's unsponsored
-//! budget, so it leaves out a new unsponsored account FinalizeBlock would
-//! refuse for lack of room (NEW_ACCOUNT_BUDGET). ProcessProposal runs none,
-//! so it finds at least as much room at every tx and accepts every
-//! proposal an honest PrepareProposal made. One gap is left: a sponsored
-//! tx that charges bytes to an unsponsored third party (a KV token's
-//! controller) also draws on the budget, and neither walk sees it.
+//! PrepareProposal also runs the actions, exactly as FinalizeBlock will, so
+//! it leaves out a new unsponsored account FinalizeBlock would refuse for
+//! lack of room in the unsponsored budget (NEW_ACCOUNT_BUDGET), whatever
+//! used that room. ProcessProposal runs no actions: it finds at least as
+//! much room at every tx, so it accepts every proposal an honest
+//! PrepareProposal made, and costs one authentication per tx.
 
 use super::execute::{authenticate_tx, Actions, BlockEnv};
 use super::{App, AppError, TxClass};
@@ -121,7 +119,7 @@ impl App {
             max_tx_bytes
         };
         let params = self.params()?.clone();
-        let (decoded, sig_ok) = self.decode_and_verify(txs, &params);
+        let (decoded, sig_ok) = self.decode_and_verify(txs, &params, false);
         let block = Block {
             height,
             time_ns,
@@ -129,10 +127,9 @@ impl App {
         };
         let (mut kept, mut used, mut gas_used) = (Vec::new(), 0i64, 0u64);
         let max_gas = params.gas.max_block_gas;
-        let actions = Actions::RunUnsponsored;
         self.dry_run(
             block,
-            actions,
+            Actions::Run,
             &params,
             &decoded,
             sig_ok,

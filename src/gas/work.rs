@@ -43,6 +43,11 @@ pub fn count(kind: Kind) {
     });
 }
 
+/// The work counted on this thread since the innermost [`measure`] began.
+pub fn so_far() -> Tally {
+    TALLY.with(|t| t.get())
+}
+
 /// Runs `f` and returns its result with the work it counted. Nests: an
 /// outer measure sees the inner one's work too.
 pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Tally) {

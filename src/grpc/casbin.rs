@@ -71,11 +71,11 @@ impl CasbinQueryService for CasbinQueryServiceImpl {
         with_view(&self.store, move |view, height| {
             let subject = (!req.subject.is_empty()).then_some(req.subject.as_str());
             let after = req.has_start_after.then_some(req.start_after);
-            let (rows, has_more) = query::rules(view, &id, subject, after, limit)
+            let (rows, has_more, last) = query::rules(view, &id, subject, after, limit)
                 .map_err(internal)?
                 .ok_or_else(|| Status::not_found(format!("casbin model {id}")))?;
             Ok(Response::new(RulesResponse {
-                next_index: rows.last().map_or(0, |(i, _)| *i),
+                next_index: last.unwrap_or(0),
                 has_more,
                 rules: rows
                     .into_iter()

@@ -157,6 +157,12 @@ impl UnverifiedTx {
         self.decoded
     }
 
+    /// The decode result for bytes whose embedded signatures verified
+    /// before (a recheck: the tx id covers them).
+    pub fn resolve_verified(self) -> Result<DecodedTx, TxError> {
+        self.decoded
+    }
+
     /// The decode result with every embedded signature verified on its own.
     pub fn verify_singly(self) -> Result<DecodedTx, TxError> {
         let ok: Vec<bool> = self
@@ -219,6 +225,7 @@ fn decode_body(
         {
             embedded.push((i, sig));
         }
+        check_keys_so_far(i, params)?;
         actions.push(action);
     }
     Ok(DecodedTx {
@@ -235,6 +242,20 @@ fn decode_body(
         pow_nonce: tx.pow_nonce,
         verification_key,
     })
+}
+
+/// Decoding stops once the keys parsed so far (the signer's included) pass
+/// `max_keys_per_tx`: a tx refused while decoding costs its sender nothing,
+/// so the work one may cause is bounded here (review M2).
+fn check_keys_so_far(action: usize, params: &Params) -> Result<(), TxError> {
+    let keys = crate::gas::work::so_far().points;
+    let max = u64::from(params.max_keys_per_tx);
+    if keys > max {
+        return Err(TxError::InvalidArgument(format!(
+            "the tx parses {keys} keys by action {action}; allowed {max} (max_keys_per_tx)"
+        )));
+    }
+    Ok(())
 }
 
 /// The declared limit must cover the intrinsic gas and fit one block.

@@ -1,7 +1,8 @@
 //! The `casbin/` keyspaces: `casbin/models/{model_id}`,
 //! `casbin/rules/{model_id}/{rule_index}` and
-//! `casbin/rules_by_sub/{model_id}/{subject}{rule_index}` (index space, one
-//! row per rule, written blind: no state transition reads it).
+//! `casbin/rules_by_sub/{model_id}/{subject_len:2}{subject}{rule_index:4}`
+//! (index space, one row per rule, written blind: no state transition
+//! reads it).
 //!
 //! The policy and access-decision code calls [`model_owner`] and
 //! [`enforce`]. Behind them:

@@ -9,7 +9,9 @@ use super::{model_key, rule_key, CasbinRead, ModelId, Rule};
 use crate::store::{StateRead, StoreError};
 
 /// One page of rules in slot order, and whether more follow.
-pub type RulePage = (Vec<(u32, Rule)>, bool);
+/// One page of rules: the rules, whether more follow, and the last slot
+/// examined (where the next page starts, even if that slot's rule is gone).
+pub type RulePage = (Vec<(u32, Rule)>, bool, Option<u32>);
 
 /// The largest page [`rules`] returns.
 pub const MAX_PAGE: usize = 1000;
@@ -54,11 +56,13 @@ pub fn rules<S: StateRead + ?Sized>(
             .collect(),
     };
     let mut page = Vec::new();
+    let mut last = None;
     let mut rest = slots.into_iter();
     for i in rest.by_ref().take(limit) {
+        last = Some(i);
         if let Some(r) = state.casbin_rule(id, i)? {
             page.push((i, r));
         }
     }
-    Ok(Some((page, rest.next().is_some())))
+    Ok(Some((page, rest.next().is_some(), last)))
 }

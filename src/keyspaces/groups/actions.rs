@@ -75,13 +75,7 @@ impl ApplyGroup {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         let g = &params.governance;
         check_id(&self.group_id, params)?;
-        check_keys(
-            "takedown authorities",
-            &self.takedown_authorities,
-            1,
-            g.max_group_authorities,
-        )?;
-        check_keys("members", &self.members, 0, g.max_group_members)?;
+        // Counted before any key is parsed: parsing is the costly part.
         let keys = self.takedown_authorities.len() + self.members.len();
         if keys > g.max_keys_per_action as usize {
             return Err(TxError::InvalidArgument(format!(
@@ -89,7 +83,13 @@ impl ApplyGroup {
                 g.max_keys_per_action
             )));
         }
-        Ok(())
+        check_keys(
+            "takedown authorities",
+            &self.takedown_authorities,
+            1,
+            g.max_group_authorities,
+        )?;
+        check_keys("members", &self.members, 0, g.max_group_members)
     }
 
     /// # Errors

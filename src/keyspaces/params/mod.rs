@@ -20,6 +20,8 @@ use crate::proto::genesis as pb;
 pub struct Params {
     pub max_tx_bytes: u64,
     pub max_actions_per_tx: u32,
+    /// Keys (curve points) decoding one tx may parse, the signer's included.
+    pub max_keys_per_tx: u32,
     pub max_memo_bytes: u32,
     pub max_kv_key_bytes: u32,
     pub max_kv_value_bytes: u32,
@@ -49,6 +51,7 @@ impl Default for Params {
         Params {
             max_tx_bytes: 128 * 1024,
             max_actions_per_tx: 64,
+            max_keys_per_tx: 256,
             max_memo_bytes: 256,
             max_kv_key_bytes: 256,
             max_kv_value_bytes: 64 * 1024,
@@ -69,6 +72,12 @@ impl Params {
         if self.max_tx_bytes == 0 || self.max_actions_per_tx == 0 {
             return Err("max_tx_bytes and max_actions_per_tx must be positive".into());
         }
+        if self.max_keys_per_tx <= self.governance.max_keys_per_action {
+            return Err(format!(
+                "max_keys_per_tx ({}) must exceed governance.max_keys_per_action ({}): a tx's signer is a key too",
+                self.max_keys_per_tx, self.governance.max_keys_per_action
+            ));
+        }
         if self.max_kv_key_bytes == 0 {
             return Err("max_kv_key_bytes must be positive".into());
         }
@@ -86,6 +95,7 @@ impl From<&Params> for pb::Params {
         pb::Params {
             max_tx_bytes: p.max_tx_bytes,
             max_actions_per_tx: p.max_actions_per_tx,
+            max_keys_per_tx: p.max_keys_per_tx,
             max_memo_bytes: p.max_memo_bytes,
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
@@ -106,6 +116,7 @@ impl TryFrom<pb::Params> for Params {
         let params = Params {
             max_tx_bytes: p.max_tx_bytes,
             max_actions_per_tx: p.max_actions_per_tx,
+            max_keys_per_tx: p.max_keys_per_tx,
             max_memo_bytes: p.max_memo_bytes,
             max_kv_key_bytes: p.max_kv_key_bytes,
             max_kv_value_bytes: p.max_kv_value_bytes,
