@@ -274,6 +274,9 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
             (Some(0), Some(true)),
             "{what}: {j}"
         );
+        j["height"]
+            .as_u64()
+            .unwrap_or_else(|| net.fail(&format!("{what}: no height: {j}")))
     };
     let by_authority = ["--from", "authority", "--keyring-dir", &keyring_dir];
     let member = [
@@ -281,7 +284,9 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
         &by_authority[..],
     ]
     .concat();
-    tx("tx group member", 1, &member);
+    let height = tx("tx group member", 1, &member);
+    // committed on node 1; node 3, which the CLI reads, may be a block behind
+    net.wait_stave_height(3, height, WAIT).await;
     let g = cli("query groups group", &["group", GROUP]);
     assert_eq!(g["group"]["members"][1], consumer_hex, "{g}");
     let flag = [
