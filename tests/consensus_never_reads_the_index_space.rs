@@ -17,24 +17,6 @@ mod inproc;
 use inproc::casbin::{add_model, add_rule, model_id, remove_rule, RBAC};
 use inproc::kv::{create, delete, live, update};
 use inproc::*;
-use stave::store::cf;
-
-/// Deletes every row of the index column family of the closed store at
-/// `path`; returns how many there were.
-fn wipe_index(path: &std::path::Path) -> usize {
-    let opts = rocksdb::Options::default();
-    let db = rocksdb::DB::open_cf(&opts, path, cf::ALL).unwrap();
-    let index = db.cf_handle(cf::INDEX).unwrap();
-    let keys: Vec<Box<[u8]>> = db
-        .iterator_cf(index, rocksdb::IteratorMode::Start)
-        .map(|r| r.unwrap().0)
-        .collect();
-    for k in &keys {
-        db.delete_cf(index, k).unwrap();
-    }
-    db.flush_cf(index).unwrap();
-    keys.len()
-}
 
 /// `(code, gas_wanted, gas_used)` of every tx.
 fn results(r: &tendermint::abci::response::FinalizeBlock) -> Vec<(u32, i64, i64)> {
@@ -72,7 +54,7 @@ async fn a_node_without_its_index_agrees_on_app_hash_and_gas() {
     assert_eq!(ha, hc);
 
     let path = c.shutdown();
-    let wiped = wipe_index(&path);
+    let wiped = wipe_index(&path, b"");
     assert!(wiped >= 4 + 4 * 4, "rule and token index rows: {wiped}");
     let mut c = Node::open(&path);
 

@@ -10,7 +10,6 @@ mod inproc;
 use inproc::kv::*;
 use inproc::*;
 use stave::keyspaces::kv::KvdbOp as Op;
-use stave::store::cf;
 
 fn b(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -54,24 +53,6 @@ fn blocks() -> Vec<Vec<bytes::Bytes>> {
     vec![vec![signed(1, 0, first)], vec![signed(1, 1, second)]]
 }
 
-/// Deletes every `kvdb*` row of the index column family of the store at
-/// `path` (closed), and returns how many there were.
-fn wipe_kvdb_index(path: &std::path::Path) -> usize {
-    let opts = rocksdb::Options::default();
-    let db = rocksdb::DB::open_cf(&opts, path, cf::ALL).unwrap();
-    let index = db.cf_handle(cf::INDEX).unwrap();
-    let keys: Vec<Box<[u8]>> = db
-        .prefix_iterator_cf(index, b"kvdb")
-        .map(|r| r.unwrap().0)
-        .take_while(|k| k.starts_with(b"kvdb"))
-        .collect();
-    for k in &keys {
-        db.delete_cf(index, k).unwrap();
-    }
-    db.flush_cf(index).unwrap();
-    keys.len()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_gc_gives_the_same_app_hash_without_the_index() {
     let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -89,7 +70,7 @@ async fn the_gc_gives_the_same_app_hash_without_the_index() {
     assert!(!queued.is_empty(), "entries and queues in state");
 
     let path = c.shutdown();
-    let wiped = wipe_kvdb_index(&path);
+    let wiped = wipe_index(&path, b"kvdb");
     assert!(wiped > 0, "the score index and its GC queue held rows");
     let mut c = Node::open(&path);
 

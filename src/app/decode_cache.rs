@@ -26,7 +26,7 @@ pub const DEFAULT_BYTES: usize = 256 << 20;
 pub const DEFAULT_ENTRIES: usize = 65_536;
 
 /// `sha256(tx bytes) ‖ params version`.
-pub type Key = [u8; 64];
+type Key = [u8; 64];
 
 /// What one entry is accounted at: 20 times its bytes plus a fixed
 /// allowance. That bounds the worst shape: protobuf's smallest element (a
@@ -40,27 +40,11 @@ pub fn entry_bytes(raw_len: usize) -> usize {
 
 const ENTRY_FACTOR: usize = 20;
 
-/// A cache lookup: the decode, or the key to keep a new one under.
-pub enum Lookup {
-    Hit(Box<UnverifiedTx>),
-    Miss(Key),
-}
-
 /// A decode to keep once its tx is admitted ([`DecodeCache::keep`]).
 pub struct Keep {
     key: Key,
     tx: UnverifiedTx,
     bytes: usize,
-}
-
-impl Keep {
-    pub fn new(key: Key, tx: UnverifiedTx, raw_len: usize) -> Self {
-        Keep {
-            key,
-            tx,
-            bytes: entry_bytes(raw_len),
-        }
-    }
 }
 
 struct Slot {
@@ -116,36 +100,31 @@ impl DecodeCache {
     /// [`UnverifiedTx::decode`], from the cache when these bytes decoded
     /// under these params before; a successful decode is kept.
     pub fn decode(&self, raw: &[u8], params: &Params) -> UnverifiedTx {
-        let key = self.key(raw, params);
-        if let Some(hit) = self.get(&key) {
-            self.count(true);
-            return hit;
-        }
-        self.count(false);
-        let tx = UnverifiedTx::decode(raw, params);
-        if let Some(copy) = tx.copy_decoded() {
-            self.put(key, copy, entry_bytes(raw.len()));
+        let (tx, keep) = self.decode_unkept(raw, params);
+        if let Some(k) = keep {
+            self.keep(k);
         }
         tx
     }
 
-    /// The cached decode of `raw` (counted as a hit), or the key to keep
-    /// one under (counted as a miss); the caller decodes and decides.
-    pub fn lookup(&self, raw: &[u8], params: &Params) -> Lookup {
+    /// As [`Self::decode`], but a miss is not kept yet: it comes back with
+    /// the [`Keep`] that would keep it, for the caller to pass to
+    /// [`Self::keep`] or drop.
+    pub fn decode_unkept(&self, raw: &[u8], params: &Params) -> (UnverifiedTx, Option<Keep>) {
         let key = self.key(raw, params);
-        match self.get(&key) {
-            Some(hit) => {
-                self.count(true);
-                Lookup::Hit(Box::new(hit))
-            }
-            None => {
-                self.count(false);
-                Lookup::Miss(key)
-            }
+        if let Some(hit) = self.counted(self.get(&key)) {
+            return (hit, None);
         }
+        let tx = UnverifiedTx::decode(raw, params);
+        let keep = tx.copy_decoded().map(|copy| Keep {
+            key,
+            tx: copy,
+            bytes: entry_bytes(raw.len()),
+        });
+        (tx, keep)
     }
 
-    /// Keeps a decode from [`Self::lookup`]'s miss.
+    /// Keeps a decode from [`Self::decode_unkept`]'s miss.
     pub fn keep(&self, k: Keep) {
         self.put(k.key, k.tx, k.bytes);
     }
@@ -156,26 +135,23 @@ impl DecodeCache {
     /// only the hash and the lookup.
     pub fn decode_last(&self, raw: &[u8], params: &Params) -> UnverifiedTx {
         let key = self.key(raw, params);
-        if let Some(hit) = self.take(&key) {
-            self.count(true);
-            return hit;
-        }
-        self.count(false);
-        UnverifiedTx::decode(raw, params)
+        self.counted(self.take(&key))
+            .unwrap_or_else(|| UnverifiedTx::decode(raw, params))
     }
 
-    fn count(&self, hit: bool) {
+    /// Counts `found` as a hit or a miss, and passes it on.
+    fn counted(&self, found: Option<UnverifiedTx>) -> Option<UnverifiedTx> {
         let mut s = self.stats.lock();
-        let (n, label) = if hit {
-            (&mut s.0, "hit")
-        } else {
-            (&mut s.1, "miss")
+        let (n, label) = match found {
+            Some(_) => (&mut s.0, "hit"),
+            None => (&mut s.1, "miss"),
         };
         *n += 1;
         crate::metrics::metrics()
             .decode_cache
             .with_label_values(&[label])
             .inc();
+        found
     }
 
     pub fn stats(&self) -> DecodeStats {

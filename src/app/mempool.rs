@@ -7,13 +7,13 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
-use super::decode_cache::{DecodeCache, Keep, Lookup};
+use super::decode_cache::{DecodeCache, Keep};
 use super::outcome::TxOutcome;
 use super::sigcache::SigCache;
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::Params;
 use crate::store::ChainStore;
-use crate::tx::{DecodedTx, TxError, UnverifiedTx};
+use crate::tx::{DecodedTx, TxError};
 
 /// New tx, or a recheck after a commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,22 +152,12 @@ impl Mempool {
                 }
             }
         };
-        let (unverified, keep) = match self.decoded.lookup(raw, &params) {
-            Lookup::Hit(tx) => (*tx, None),
-            Lookup::Miss(key) => {
-                let tx = UnverifiedTx::decode(raw, &params);
-                let keep = match kind {
-                    CheckKind::New => tx.copy_decoded().map(|c| Keep::new(key, c, raw.len())),
-                    CheckKind::Recheck => None,
-                };
-                (tx, keep)
-            }
+        let (unverified, keep) = self.decoded.decode_unkept(raw, &params);
+        let (tx, keep) = match kind {
+            CheckKind::New => (unverified.verify_singly(), keep),
+            CheckKind::Recheck => (unverified.resolve_verified(), None),
         };
-        let tx = match kind {
-            CheckKind::New => unverified.verify_singly(),
-            CheckKind::Recheck => unverified.resolve_verified(),
-        }
-        .map_err(|e| TxOutcome::err(None, &e))?;
+        let tx = tx.map_err(|e| TxOutcome::err(None, &e))?;
         tx.check_chain(&chain_id)
             .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;
         self.check_work(&tx, &params)

@@ -257,11 +257,6 @@ impl App {
         )
     }
 
-    /// The decode cache's counters.
-    pub fn decode_stats(&self) -> DecodeStats {
-        self.decoded.stats()
-    }
-
     /// ProcessProposal's decode and verify: decodes in chunks and stops at
     /// the first chunk holding a tx that does not decode, then checks every
     /// signature with no attribution (review m3). `None` when any tx fails

@@ -379,3 +379,22 @@ pub fn state_dump_but_accounts(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
         .filter(|(k, _)| !k.starts_with(b"accounts/"))
         .collect()
 }
+
+/// Deletes every row of the index column family under `prefix` (empty:
+/// all) in the closed store at `path`, behind the node's back, as a lost
+/// or partly rebuilt index would be; returns how many there were.
+pub fn wipe_index(path: &Path, prefix: &[u8]) -> usize {
+    use stave::store::cf;
+    let db = rocksdb::DB::open_cf(&rocksdb::Options::default(), path, cf::ALL).unwrap();
+    let index = db.cf_handle(cf::INDEX).unwrap();
+    let keys: Vec<Box<[u8]>> = db
+        .prefix_iterator_cf(index, prefix)
+        .map(|r| r.unwrap().0)
+        .take_while(|k| k.starts_with(prefix))
+        .collect();
+    for k in &keys {
+        db.delete_cf(index, k).unwrap();
+    }
+    db.flush_cf(index).unwrap();
+    keys.len()
+}

@@ -40,7 +40,12 @@ pub fn rule_key(id: &ModelId, index: u32) -> Vec<u8> {
 
 /// The slot of a `casbin/rules/{model_id}/{rule_index}` key of `id`.
 pub fn split_rule_key(id: &ModelId, key: &[u8]) -> Option<u32> {
-    let rest = key.strip_prefix(rules_prefix(id).as_slice())?;
+    slot_after(&rules_prefix(id), key)
+}
+
+/// The big-endian u32 slot that is all of `key` after `prefix`.
+fn slot_after(prefix: &[u8], key: &[u8]) -> Option<u32> {
+    let rest = key.strip_prefix(prefix)?;
     Some(u32::from_be_bytes(rest.try_into().ok()?))
 }
 
@@ -67,8 +72,7 @@ pub fn rules_by_sub_key(id: &ModelId, subject: &str, index: u32) -> Vec<u8> {
 
 /// The slot of a [`rules_by_sub_key`] under `prefix`.
 pub fn split_rules_by_sub_key(prefix: &[u8], key: &[u8]) -> Option<u32> {
-    let rest = key.strip_prefix(prefix)?;
-    Some(u32::from_be_bytes(rest.try_into().ok()?))
+    slot_after(prefix, key)
 }
 
 #[cfg(test)]
