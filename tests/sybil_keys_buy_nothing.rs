@@ -338,6 +338,20 @@ async fn sponsors_move_bounded_budgets_and_take_back_only_unused_quota() {
     let alice_pk = alice.verifying_key().to_bytes();
     let view = |c: &Chain| c.node.store.view().account(&alice_pk).unwrap();
 
+    // Before any sponsorship, CheckTx asks alice for work; the mempool's
+    // view of her (read once per block) must not outlive the block that
+    // sponsors her.
+    let first = Bytes::from(sign_tx_with_gas(
+        &alice,
+        CHAIN,
+        0,
+        vec![set("a", &"x".repeat(500))],
+        "",
+        5_000_000,
+    ));
+    let r = chain.node.check_tx(first.clone(), false).await;
+    assert_eq!(r.code.value(), POW_REQUIRED, "{}", r.log);
+
     // A first sponsorship must cover the account's own record.
     let outsider = SigningKey::from_bytes(&[42; 32]);
     assert_eq!(
@@ -353,16 +367,11 @@ async fn sponsors_move_bounded_budgets_and_take_back_only_unused_quota() {
     let a = view(&chain).unwrap();
     assert_eq!((a.quota, a.nonce), (1_000, 0));
 
-    // Sponsored: no work needed (pow_nonce 0 under the default target).
-    let tx = Bytes::from(sign_tx_with_gas(
-        &alice,
-        CHAIN,
-        0,
-        vec![set("a", &"x".repeat(500))],
-        "",
-        5_000_000,
-    ));
-    let r = chain.raw(vec![tx]).await;
+    // Sponsored: no work needed (pow_nonce 0 under the default target),
+    // in CheckTx as in the block.
+    let r = chain.node.check_tx(first.clone(), false).await;
+    assert_eq!(r.code.value(), 0, "{}", r.log);
+    let r = chain.raw(vec![first]).await;
     assert_eq!(r.tx_results[0].code.value(), 0, "{}", r.tx_results[0].log);
     let used = view(&chain).unwrap().stored_bytes;
     assert!(used > 500 && used <= 1_000, "{used}");

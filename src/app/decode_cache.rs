@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::keyspaces::params::Params;
 use crate::proto::genesis as pb;
-use crate::tx::UnverifiedTx;
+use crate::tx::{DecodedTx, EmbeddedSigs, UnverifiedTx};
 
 /// Default byte budget of the entries (see [`entry_bytes`]).
 pub const DEFAULT_BYTES: usize = 256 << 20;
@@ -40,10 +40,14 @@ pub fn entry_bytes(raw_len: usize) -> usize {
 
 const ENTRY_FACTOR: usize = 20;
 
-/// A decode to keep once its tx is admitted ([`DecodeCache::keep`]).
+/// A decode to keep once its tx is admitted ([`DecodeCache::keep`]): its
+/// key and embedded signatures; the decoded tx itself comes back with it,
+/// so a miss the caller keeps is never copied.
 pub struct Keep {
     key: Key,
-    tx: UnverifiedTx,
+    /// The id of the decoded tx, to refuse any other tx handed back.
+    id: [u8; 32],
+    sigs: EmbeddedSigs,
     bytes: usize,
 }
 
@@ -76,6 +80,9 @@ pub struct DecodeCache {
     lru: Mutex<Lru>,
     version: Mutex<Option<(Params, [u8; 32])>>,
     stats: Mutex<(u64, u64)>,
+    /// `stave_decode_cache_total{result="hit"}` and `{result="miss"}`,
+    /// looked up once rather than per tx.
+    counters: [prometheus::IntCounter; 2],
     max_bytes: usize,
     max_entries: usize,
 }
@@ -92,6 +99,11 @@ impl DecodeCache {
             lru: Mutex::new(Lru::default()),
             version: Mutex::new(None),
             stats: Mutex::new((0, 0)),
+            counters: ["hit", "miss"].map(|l| {
+                crate::metrics::metrics()
+                    .decode_cache
+                    .with_label_values(&[l])
+            }),
             max_bytes,
             max_entries: max_entries.max(1),
         }
@@ -101,32 +113,41 @@ impl DecodeCache {
     /// under these params before; a successful decode is kept.
     pub fn decode(&self, raw: &[u8], params: &Params) -> UnverifiedTx {
         let (tx, keep) = self.decode_unkept(raw, params);
-        if let Some(k) = keep {
-            self.keep(k);
+        if let (Some(k), Ok(decoded)) = (keep, tx.decoded()) {
+            self.keep(k, decoded.clone());
         }
         tx
     }
 
     /// As [`Self::decode`], but a miss is not kept yet: it comes back with
     /// the [`Keep`] that would keep it, for the caller to pass to
-    /// [`Self::keep`] or drop.
+    /// [`Self::keep`], with the tx it resolves to, or drop.
     pub fn decode_unkept(&self, raw: &[u8], params: &Params) -> (UnverifiedTx, Option<Keep>) {
         let key = self.key(raw, params);
         if let Some(hit) = self.counted(self.get(&key)) {
             return (hit, None);
         }
         let tx = UnverifiedTx::decode(raw, params);
-        let keep = tx.copy_decoded().map(|copy| Keep {
-            key,
-            tx: copy,
-            bytes: entry_bytes(raw.len()),
-        });
+        let keep = match (tx.decoded(), tx.embedded_sigs()) {
+            (Ok(d), Some(sigs)) => Some(Keep {
+                key,
+                id: d.id,
+                sigs,
+                bytes: entry_bytes(raw.len()),
+            }),
+            _ => None,
+        };
         (tx, keep)
     }
 
-    /// Keeps a decode from [`Self::decode_unkept`]'s miss.
-    pub fn keep(&self, k: Keep) {
-        self.put(k.key, k.tx, k.bytes);
+    /// Keeps a decode from [`Self::decode_unkept`]'s miss: `tx` must be
+    /// what resolving that decode gave, unchanged; a tx with another id is
+    /// not kept.
+    pub fn keep(&self, k: Keep, tx: DecodedTx) {
+        debug_assert_eq!(k.id, tx.id, "a Keep handed back another tx");
+        if k.id == tx.id {
+            self.put(k.key, UnverifiedTx::rejoin(tx, k.sigs), k.bytes);
+        }
     }
 
     /// As [`Self::decode`] for the last phase a tx goes through
@@ -142,15 +163,12 @@ impl DecodeCache {
     /// Counts `found` as a hit or a miss, and passes it on.
     fn counted(&self, found: Option<UnverifiedTx>) -> Option<UnverifiedTx> {
         let mut s = self.stats.lock();
-        let (n, label) = match found {
-            Some(_) => (&mut s.0, "hit"),
-            None => (&mut s.1, "miss"),
+        let (n, counter) = match found {
+            Some(_) => (&mut s.0, &self.counters[0]),
+            None => (&mut s.1, &self.counters[1]),
         };
         *n += 1;
-        crate::metrics::metrics()
-            .decode_cache
-            .with_label_values(&[label])
-            .inc();
+        counter.inc();
         found
     }
 

@@ -2,33 +2,68 @@
 //! a tx that fails to decode or authenticate changes nothing; a tx that
 //! authenticates but whose actions fail consumes its nonce and nothing else.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 
 use super::dispatch::dispatch;
 use super::outcome::TxOutcome;
 use crate::gas::{work, GasMeter, Metered, Work};
 use crate::keyspaces::accounts::storage::{is_sponsored, new_account, ACCOUNT_RECORD_BYTES};
-use crate::keyspaces::accounts::{pow, AccountsRead, AccountsWrite};
+use crate::keyspaces::accounts::{pow, Account, AccountsRead, AccountsWrite};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::TxContext;
 use crate::store::{Overlay, StateRead, StoreError};
 use crate::tx::{DecodedTx, TxError};
 
 /// Where a tx runs: the block's height and time, the chain and its params,
-/// and the bytes unsponsored accounts may still add in this block.
+/// and what the walk over the block carries from tx to tx.
 #[derive(Debug, Clone)]
 pub struct BlockEnv<'a> {
     pub height: u64,
     pub time_ns: i64,
     pub chain_id: &'a str,
     pub params: &'a Params,
-    pub unsponsored_room: &'a Cell<u64>,
+    pub memo: &'a BlockMemo,
 }
 
-impl BlockEnv<'_> {
-    /// A fresh block's unsponsored budget.
-    pub fn unsponsored_budget(params: &Params) -> Cell<u64> {
-        Cell::new(params.storage.unsponsored_block_bytes)
+/// What a walk over one block carries from tx to tx: the bytes unsponsored
+/// accounts may still add, and each signer's sponsorship at the start of
+/// the block. Sponsorship is a function of the block's base state alone,
+/// so it is read once per signer, not once per tx; a hit and a read give
+/// the same answer, and neither is metered.
+///
+/// # Invariants
+/// One memo per walk over one block, made fresh with [`BlockMemo::new`];
+/// the base state the walk's overlay sits on never changes during it.
+#[derive(Debug)]
+pub struct BlockMemo {
+    /// Unsponsored bytes the block may still take.
+    pub unsponsored_room: Cell<u64>,
+    sponsored: RefCell<BTreeMap<[u8; 32], bool>>,
+}
+
+impl BlockMemo {
+    /// A fresh block's: the whole unsponsored budget, no signer read yet.
+    pub fn new(params: &Params) -> Self {
+        BlockMemo {
+            unsponsored_room: Cell::new(params.storage.unsponsored_block_bytes),
+            sponsored: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// Whether `signer` is sponsored in `base`, the block's base state.
+    fn sponsored<S: StateRead + ?Sized>(
+        &self,
+        base: &S,
+        signer: &[u8; 32],
+    ) -> Result<bool, StoreError> {
+        if let Some(known) = self.sponsored.borrow().get(signer) {
+            return Ok(*known);
+        }
+        let account = base.account(signer)?;
+        let sponsored = is_sponsored(base, signer, account.as_ref())?;
+        self.sponsored.borrow_mut().insert(*signer, sponsored);
+        Ok(sponsored)
     }
 }
 
@@ -81,14 +116,14 @@ fn execute<S: StateRead>(
         Ok(tx) => tx,
         Err(e) => return Ok(TxOutcome::err(None, e)),
     };
-    let unsponsored = match authenticate(block, env, tx, sig_ok) {
-        Ok(u) => u,
+    let (unsponsored, account) = match authenticate(block, env, tx, sig_ok) {
+        Ok(found) => found,
         Err(TxError::Store(fault)) => return Err(fault),
         Err(other) => {
             return Ok(TxOutcome::err(Some(tx.id), &other).with_gas(tx.gas_limit, 0));
         }
     };
-    consume_nonce(block, env, &tx.signer, unsponsored)?;
+    consume_nonce(block, env, &tx.signer, account, unsponsored);
     if actions == Actions::Skip {
         return Ok(TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, tx.intrinsic_gas));
     }
@@ -107,29 +142,28 @@ pub(super) fn unsponsored<S: StateRead + ?Sized>(
 }
 
 /// The nonce step of an authenticated tx (BRIEF §4), which is not metered:
-/// the signer's account is created if new (charged for its own record, and
-/// to the block's unsponsored budget if `unsponsored`) and its nonce
-/// incremented, whatever the actions do.
+/// the signer's account (`account`, as `block` holds it) is created if new
+/// (charged for its own record, and to the block's unsponsored budget if
+/// `unsponsored`) and its nonce incremented, whatever the actions do.
 pub(super) fn consume_nonce<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
     signer: &[u8; 32],
+    account: Option<Account>,
     unsponsored: bool,
-) -> Result<(), StoreError> {
-    let mut account = match block.account(signer)? {
+) {
+    let mut account = match account {
         Some(a) => a,
         None => {
             if unsponsored {
-                let room = env.unsponsored_room.get();
-                env.unsponsored_room
-                    .set(room.saturating_sub(ACCOUNT_RECORD_BYTES));
+                let room = &env.memo.unsponsored_room;
+                room.set(room.get().saturating_sub(ACCOUNT_RECORD_BYTES));
             }
             new_account(env.height, env.time_ns)
         }
     };
     account.nonce += 1;
     block.put_account(signer, &account);
-    Ok(())
 }
 
 /// Runs `tx`'s actions in a metered tx overlay with `limit` gas, the
@@ -203,7 +237,7 @@ pub(super) fn run_metered<S: StateRead>(
 /// `UnsponsoredBudget` when less remains; the tx then fails as an action
 /// would, consuming only its nonce.
 fn take_unsponsored(env: &BlockEnv<'_>, bytes: u64) -> Result<(), TxError> {
-    let room = env.unsponsored_room.get();
+    let room = env.memo.unsponsored_room.get();
     if bytes > room {
         return Err(TxError::UnsponsoredBudget {
             adding: bytes,
@@ -211,23 +245,24 @@ fn take_unsponsored(env: &BlockEnv<'_>, bytes: u64) -> Result<(), TxError> {
             block: env.params.storage.unsponsored_block_bytes,
         });
     }
-    env.unsponsored_room.set(room - bytes);
+    env.memo.unsponsored_room.set(room - bytes);
     Ok(())
 }
 
 /// Chain id, signature and nonce against the block state and, for a signer
 /// unsponsored at the start of the block, proof of work and room in the
 /// block for a new account's record; returns whether the signer is
-/// unsponsored. Sponsorship is read from the block's base (committed)
-/// state, so every phase (CheckTx, the proposals' dry run, FinalizeBlock)
-/// decides it alike: a sponsorship or validator change takes effect in the
-/// next block. A tx failing here changes nothing: no account, no nonce.
+/// unsponsored, and its account as the block holds it. Sponsorship is read
+/// from the block's base (committed) state, so every phase (CheckTx, the
+/// proposals' dry run, FinalizeBlock) decides it alike: a sponsorship or
+/// validator change takes effect in the next block. A tx failing here
+/// changes nothing: no account, no nonce.
 pub fn authenticate<S: StateRead>(
     block: &Overlay<S>,
     env: &BlockEnv<'_>,
     tx: &DecodedTx,
     sig_ok: bool,
-) -> Result<bool, TxError> {
+) -> Result<(bool, Option<Account>), TxError> {
     let state = block;
     tx.check_chain(env.chain_id)?;
     if !sig_ok {
@@ -236,7 +271,7 @@ pub fn authenticate<S: StateRead>(
         });
     }
     let account = state.account(&tx.signer)?;
-    let expected = account.map_or(0, |a| a.nonce);
+    let expected = account.as_ref().map_or(0, |a| a.nonce);
     if tx.nonce != expected {
         return Err(TxError::Nonce {
             signer: tx.signer_hex(),
@@ -244,12 +279,11 @@ pub fn authenticate<S: StateRead>(
             got: tx.nonce,
         });
     }
-    let base = block.base();
-    let base_account = base.account(&tx.signer)?;
-    if !check_work(base, &env.params.storage, tx, base_account.as_ref())? {
-        return Ok(false);
+    let sponsored = env.memo.sponsored(block.base(), &tx.signer)?;
+    if !check_work(&env.params.storage, tx, sponsored)? {
+        return Ok((false, account));
     }
-    let room = env.unsponsored_room.get();
+    let room = env.memo.unsponsored_room.get();
     if account.is_none() && room < ACCOUNT_RECORD_BYTES {
         return Err(TxError::NewAccountBudget {
             adding: ACCOUNT_RECORD_BYTES,
@@ -257,22 +291,21 @@ pub fn authenticate<S: StateRead>(
             block: env.params.storage.unsponsored_block_bytes,
         });
     }
-    Ok(true)
+    Ok((true, account))
 }
 
-/// For an unsponsored signer (`account` is its record in `state`), checks
-/// the envelope's proof of work; returns whether the signer is unsponsored.
+/// For a signer not `sponsored` (see [`is_sponsored`]), checks the
+/// envelope's proof of work; returns whether the signer is unsponsored.
 /// CheckTx and every block phase use this one rule.
 ///
 /// # Errors
 /// `PowRequired` when the work does not meet the target.
-pub fn check_work<S: StateRead + ?Sized>(
-    state: &S,
+pub fn check_work(
     storage: &crate::keyspaces::accounts::StorageParams,
     tx: &DecodedTx,
-    account: Option<&crate::keyspaces::accounts::Account>,
+    sponsored: bool,
 ) -> Result<bool, TxError> {
-    if is_sponsored(state, &tx.signer, account)? {
+    if sponsored {
         return Ok(false);
     }
     let size = tx.body_bytes.len() as u64;

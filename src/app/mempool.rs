@@ -4,15 +4,17 @@
 //! before the recheck that follows it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use super::decode_cache::{DecodeCache, Keep};
 use super::outcome::TxOutcome;
 use super::sigcache::SigCache;
+use crate::keyspaces::accounts::storage::is_sponsored;
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::Params;
-use crate::store::ChainStore;
+use crate::store::{ChainStore, StoreError};
 use crate::tx::{DecodedTx, TxError};
 
 /// New tx, or a recheck after a commit.
@@ -24,11 +26,44 @@ pub enum CheckKind {
 
 #[derive(Default)]
 struct View {
-    chain_id: String,
-    params: Option<Params>,
-    /// signer → (next pending nonce, txs pending)
-    pending: HashMap<[u8; 32], (u64, u32)>,
+    chain_id: Arc<str>,
+    params: Option<Arc<Params>>,
+    /// What this node knows of each signer seen since the last Commit.
+    signers: HashMap<[u8; 32], Signer>,
+    /// Bumped at every Commit and chain change: a read of the committed
+    /// state begun before one is not remembered after it.
+    generation: u64,
 }
+
+impl View {
+    fn forget(&mut self) {
+        self.signers.clear();
+        self.signers.shrink_to(SIGNERS_KEPT_ROOM);
+        self.generation += 1;
+    }
+}
+
+/// One signer as CheckTx sees it: read from the committed state once per
+/// block, then advanced by the txs this node admits.
+#[derive(Debug, Clone, Copy)]
+struct Signer {
+    /// Sponsored in the committed state (its txs need no proof of work).
+    sponsored: bool,
+    /// The nonce its next tx must carry: the committed one plus `pending`.
+    next: u64,
+    /// Its txs this node admitted since the last Commit.
+    pending: u32,
+}
+
+/// Signers remembered between two Commits at most, unless they have an
+/// admitted tx (those are always recorded): a flood of txs from fresh keys
+/// that fail later checks cannot grow the view past this. Past it, a
+/// signer's committed state is read for each of its txs.
+const MAX_SIGNERS_READ: usize = 1 << 18;
+
+/// Entries whose room the view keeps after a Commit; a flood's larger map
+/// is given back.
+const SIGNERS_KEPT_ROOM: usize = 1 << 14;
 
 /// The node-local mempool view. Its limits are node policy, not consensus.
 pub struct Mempool {
@@ -58,14 +93,15 @@ impl Mempool {
     /// Sets the chain and params (at start-up and after InitChain).
     pub fn set_chain(&self, chain_id: String, params: Params) {
         let mut v = self.view.lock();
-        v.chain_id = chain_id;
-        v.params = Some(params);
-        v.pending.clear();
+        v.chain_id = chain_id.into();
+        v.params = Some(Arc::new(params));
+        v.forget();
     }
 
-    /// Forgets pending nonces; called in Commit before replying.
+    /// Forgets pending nonces and what was read of the committed state;
+    /// called in Commit before replying.
     pub fn reset(&self) {
-        self.view.lock().pending.clear();
+        self.view.lock().forget();
     }
 
     /// Checks a tx and, if it passes, records its nonce as pending.
@@ -125,7 +161,7 @@ impl Mempool {
                     // Only an admitted tx's decode is kept: a tx the
                     // mempool refuses never fills the cache.
                     if let (true, Some(keep)) = (out.is_ok(), keep) {
-                        self.decoded.keep(keep);
+                        self.decoded.keep(keep, tx);
                     }
                     out
                 }
@@ -143,7 +179,7 @@ impl Mempool {
         let (chain_id, params) = {
             let v = self.view.lock();
             match &v.params {
-                Some(p) => (v.chain_id.clone(), p.clone()),
+                Some(p) => (v.chain_id.clone(), Arc::clone(p)),
                 None => {
                     return Err(TxOutcome::err(
                         None,
@@ -168,10 +204,33 @@ impl Mempool {
     /// An unsponsored signer's proof of work against committed state, before
     /// its signature is verified and outside the ordered admit step.
     fn check_work(&self, tx: &DecodedTx, params: &Params) -> Result<(), TxError> {
-        let committed = self.store.committed();
-        let account = committed.account(&tx.signer)?;
-        super::execute::check_work(&committed, &params.storage, tx, account.as_ref())?;
+        let signer = self.signer(&tx.signer)?;
+        super::execute::check_work(&params.storage, tx, signer.sponsored)?;
         Ok(())
+    }
+
+    /// `key`'s entry in the view, read from the committed state the first
+    /// time it is asked for after a Commit.
+    fn signer(&self, key: &[u8; 32]) -> Result<Signer, StoreError> {
+        let generation = {
+            let v = self.view.lock();
+            if let Some(known) = v.signers.get(key) {
+                return Ok(*known);
+            }
+            v.generation
+        };
+        let committed = self.store.committed();
+        let account = committed.account(key)?;
+        let read = Signer {
+            sponsored: is_sponsored(&committed, key, account.as_ref())?,
+            next: account.map_or(0, |a| a.nonce),
+            pending: 0,
+        };
+        let mut v = self.view.lock();
+        if v.generation == generation && v.signers.len() < MAX_SIGNERS_READ {
+            v.signers.entry(*key).or_insert(read);
+        }
+        Ok(read)
     }
 
     /// Decode, chain id and signature of one tx (warms the signature cache).
@@ -196,30 +255,33 @@ impl Mempool {
     }
 
     fn try_admit(&self, tx: &DecodedTx) -> Result<(), TxError> {
-        // The pending entry, when there is one, is already at or past the
-        // committed nonce (the view is cleared at every Commit), so the store
-        // is read once per account per block, not once per tx.
-        let known = self.view.lock().pending.get(&tx.signer).copied();
-        let (next, count) = match known {
-            Some(entry) => entry,
-            None => (self.store.committed().next_nonce(&tx.signer)?, 0),
-        };
+        // The entry, once read, is already at or past the committed nonce
+        // (the view is cleared at every Commit), so the store is read once
+        // per signer per block, not once per tx.
+        let read = self.signer(&tx.signer)?;
         let mut v = self.view.lock();
-        if tx.nonce != next {
+        let known = v.signers.get(&tx.signer).copied().unwrap_or(read);
+        if tx.nonce != known.next {
             return Err(TxError::Nonce {
                 signer: tx.signer_hex(),
-                expected: next,
+                expected: known.next,
                 got: tx.nonce,
             });
         }
-        if count >= self.max_pending_per_account {
+        if known.pending >= self.max_pending_per_account {
             return Err(TxError::MempoolPolicy(format!(
-                "{} already has {count} pending txs (node limit {})",
+                "{} already has {} pending txs (node limit {})",
                 tx.signer_hex(),
+                known.pending,
                 self.max_pending_per_account
             )));
         }
-        v.pending.insert(tx.signer, (next + 1, count + 1));
+        let admitted = Signer {
+            next: known.next + 1,
+            pending: known.pending + 1,
+            ..known
+        };
+        v.signers.insert(tx.signer, admitted);
         Ok(())
     }
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 pub use decode_cache::{DecodeCache, DecodeStats};
 pub use dispatch::dispatch;
-pub use execute::{authenticate, authenticate_tx, execute_tx, Actions, BlockEnv};
+pub use execute::{authenticate, authenticate_tx, execute_tx, Actions, BlockEnv, BlockMemo};
 pub use genesis::{block_max_gas, AppState, GenesisAccount, GenesisError};
 pub use mempool::{CheckKind, Mempool};
 pub use notify::{CommitNotifier, Committed};
@@ -298,13 +298,13 @@ impl App {
         let t0 = std::time::Instant::now();
         let (decoded, sig_ok) = self.decode_and_verify(txs, &params, true);
         let t_verify = t0.elapsed();
-        let room = BlockEnv::unsponsored_budget(&params);
+        let memo = BlockMemo::new(&params);
         let env = BlockEnv {
             height,
             time_ns,
             chain_id: &self.chain_id,
             params: &params,
-            unsponsored_room: &room,
+            memo: &memo,
         };
         let base = self.store.committed();
         let mut block = Overlay::new(base);

@@ -8,7 +8,7 @@
 //! much room at every tx, so it accepts every proposal an honest
 //! PrepareProposal made, and costs one authentication per tx.
 
-use super::execute::{authenticate_tx, Actions, BlockEnv};
+use super::execute::{authenticate_tx, Actions, BlockEnv, BlockMemo};
 use super::{App, AppError, TxClass};
 use crate::keyspaces::params::Params;
 use crate::store::{Overlay, StoreError};
@@ -80,13 +80,13 @@ impl App {
             time_ns,
             txs,
         } = block;
-        let room = BlockEnv::unsponsored_budget(params);
+        let memo = BlockMemo::new(params);
         let env = BlockEnv {
             height,
             time_ns,
             chain_id: self.chain_id(),
             params,
-            unsponsored_room: &room,
+            memo: &memo,
         };
         let mut scratch = Overlay::new(self.store().committed());
         for ((raw, d), ok) in txs.iter().zip(decoded).zip(sig_ok) {

@@ -4,8 +4,9 @@
 //! signature, the nonce and the declared `gas_limit` are not checked, so a
 //! client can measure a tx before it fixes its limit and signs.
 
-use super::execute::{consume_nonce, run_metered, unsponsored, BlockEnv};
+use super::execute::{consume_nonce, run_metered, unsponsored, BlockEnv, BlockMemo};
 use super::{AppError, TxOutcome};
+use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::ParamsRead;
 use crate::store::{ChainStore, Overlay};
 use crate::tx::UnverifiedTx;
@@ -46,18 +47,19 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     if let Err(e) = tx.check_chain(&info.chain_id) {
         return Ok(sim(TxOutcome::err(Some(tx.id), &e), tx.intrinsic_gas));
     }
-    let room = BlockEnv::unsponsored_budget(&params);
+    let memo = BlockMemo::new(&params);
     let env = BlockEnv {
         height: height + 1,
         time_ns: info.last_block_time_ns,
         chain_id: &info.chain_id,
         params: &params,
-        unsponsored_room: &room,
+        memo: &memo,
     };
     let mut scratch = Overlay::new(&view);
     // As in a block: the actions run after the nonce step, and see its account.
     let unsponsored = unsponsored(scratch.base(), &tx.signer)?;
-    consume_nonce(&mut scratch, &env, &tx.signer, unsponsored)?;
+    let account = scratch.account(&tx.signer)?;
+    consume_nonce(&mut scratch, &env, &tx.signer, account, unsponsored);
     let outcome = crate::keyspaces::casbin::cache::as_query(|| {
         run_metered(&mut scratch, &env, &tx, max_block_gas, unsponsored)
     })?;

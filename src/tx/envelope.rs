@@ -97,6 +97,11 @@ pub struct UnverifiedTx {
     embedded: Vec<(usize, TokenSig)>,
 }
 
+/// The embedded signatures of a successful decode, held apart while the
+/// decoded tx goes on alone, to rejoin it later ([`UnverifiedTx::rejoin`]).
+#[derive(Debug, Clone)]
+pub(crate) struct EmbeddedSigs(Vec<(usize, TokenSig)>);
+
 impl UnverifiedTx {
     /// Decodes `raw` and runs every stateless check except signatures.
     pub fn decode(raw: &[u8], params: &Params) -> Self {
@@ -134,6 +139,22 @@ impl UnverifiedTx {
             decoded: Ok(d),
             embedded: self.embedded.clone(),
         })
+    }
+
+    /// A copy of the embedded signatures, if decoding succeeded.
+    pub(crate) fn embedded_sigs(&self) -> Option<EmbeddedSigs> {
+        self.decoded
+            .is_ok()
+            .then(|| EmbeddedSigs(self.embedded.clone()))
+    }
+
+    /// The decode that gave `tx` and `sigs`: `tx` must be what resolving
+    /// that decode gave, unchanged.
+    pub(crate) fn rejoin(tx: DecodedTx, sigs: EmbeddedSigs) -> Self {
+        UnverifiedTx {
+            decoded: Ok(tx),
+            embedded: sigs.0,
+        }
     }
 
     /// The decoded tx, if decoding succeeded up to the signatures.

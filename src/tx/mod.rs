@@ -10,6 +10,7 @@ pub mod verify;
 
 pub use action::Action;
 pub use codes::{Code, CODESPACE};
+pub(crate) use envelope::EmbeddedSigs;
 pub use envelope::{
     clear_identity_key_cache, identity_key, parse_identity_key, sign_bytes, DecodedTx,
     UnverifiedTx, SIGN_DOMAIN,
