@@ -51,8 +51,9 @@ impl BlockMemo {
         }
     }
 
-    /// Whether `signer` is sponsored in `base`, the block's base state.
-    fn sponsored<S: StateRead + ?Sized>(
+    /// Whether `signer` is sponsored in `base`, the block's base state
+    /// (callers that skip [`authenticate`], such as simulation, ask here).
+    pub(super) fn sponsored<S: StateRead + ?Sized>(
         &self,
         base: &S,
         signer: &[u8; 32],
@@ -128,17 +129,6 @@ fn execute<S: StateRead>(
         return Ok(TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, tx.intrinsic_gas));
     }
     run_metered(block, env, tx, tx.gas_limit, unsponsored)
-}
-
-/// Whether `signer` is unsponsored in `state` (its txs prove work and draw
-/// on the block's unsponsored budget), for callers that skip
-/// [`authenticate`] (simulation, on the committed state).
-pub(super) fn unsponsored<S: StateRead + ?Sized>(
-    state: &S,
-    signer: &[u8; 32],
-) -> Result<bool, StoreError> {
-    let account = state.account(signer)?;
-    Ok(!is_sponsored(state, signer, account.as_ref())?)
 }
 
 /// The nonce step of an authenticated tx (BRIEF §4), which is not metered:

@@ -4,7 +4,7 @@
 //! signature, the nonce and the declared `gas_limit` are not checked, so a
 //! client can measure a tx before it fixes its limit and signs.
 
-use super::execute::{consume_nonce, run_metered, unsponsored, BlockEnv, BlockMemo};
+use super::execute::{consume_nonce, run_metered, BlockEnv, BlockMemo};
 use super::{AppError, TxOutcome};
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::ParamsRead;
@@ -57,7 +57,7 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     };
     let mut scratch = Overlay::new(&view);
     // As in a block: the actions run after the nonce step, and see its account.
-    let unsponsored = unsponsored(scratch.base(), &tx.signer)?;
+    let unsponsored = !memo.sponsored(scratch.base(), &tx.signer)?;
     let account = scratch.account(&tx.signer)?;
     consume_nonce(&mut scratch, &env, &tx.signer, account, unsponsored);
     let outcome = crate::keyspaces::casbin::cache::as_query(|| {
