@@ -39,6 +39,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     );
     let app = App::load(store.clone(), config.app_config())?;
     let notifier = app.notifier();
+    let mempool = app.mempool();
     let local_node = LocalNode::open(home, store.clone(), crate::local::chain_assignments())?;
     let worker = Worker::new(local_node.clone(), WorkerConfig::default());
     let heights = notifier.subscribe_height();
@@ -57,7 +58,13 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
             .await
             .map_err(|e| e.context("abci"))
     });
-    spawn_listeners(&mut tasks, home, &config, store, notifier, local_node).await?;
+    let api = crate::grpc::ClientApi {
+        store: store.clone(),
+        comet: CometRpc::new(&config.cometbft.rpc),
+        notifier,
+        mempool,
+    };
+    spawn_listeners(&mut tasks, home, &config, api, local_node).await?;
     tracing::info!(abci = %config.abci.listen, "stave started");
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -89,18 +96,13 @@ async fn spawn_listeners(
     tasks: &mut Tasks,
     home: &Home,
     config: &Config,
-    store: ChainStore,
-    notifier: Arc<crate::app::CommitNotifier>,
+    api: crate::grpc::ClientApi,
     local_node: Arc<LocalNode>,
 ) -> anyhow::Result<()> {
     let limits = Arc::new(config.limits.clone());
+    let (store, notifier) = (api.store.clone(), api.notifier.clone());
     if !config.grpc.listen.is_empty() {
         let listener = bind_tcp("gRPC client", &config.grpc.listen).await?;
-        let api = crate::grpc::ClientApi {
-            store: store.clone(),
-            comet: CometRpc::new(&config.cometbft.rpc),
-            notifier: notifier.clone(),
-        };
         let limits = limits.clone();
         tasks.spawn(async move {
             crate::grpc::serve_client(listener, api, &limits)

@@ -1,7 +1,8 @@
 //! End-to-end, through the `stave` CLI only, on a real 2-validator localnet
 //! (base port 38000): `keys add`, `tx kv token create|update|delete` (the
 //! update relayed by another key), `query kv tokens --tag … --mode any` and
-//! `query kv history`, each read through the other node than the write.
+//! `query kv history`, each read through the other node than the write;
+//! then two `--no-wait` txs in a row, the second on the pending nonce.
 
 mod common;
 
@@ -35,8 +36,8 @@ impl Cli<'_> {
         r["pubkey"].as_str().unwrap_or_default().to_string()
     }
 
-    /// A token tx through `node`; returns its commit height.
-    fn token_tx(&self, op: &str, node: usize, args: &[&str], from: &str) -> u64 {
+    /// `stave tx kv token <op> <args>` through `node`, with `extra` flags.
+    fn token(&self, op: &str, node: usize, args: &[&str], from: &str, extra: &[&str]) -> Value {
         let url = self.net.grpc_url(node);
         let mut full = vec!["tx", "kv", "token", op];
         full.extend_from_slice(args);
@@ -50,8 +51,14 @@ impl Cli<'_> {
             "--keyring-dir",
             &self.keyring,
         ]);
+        full.extend_from_slice(extra);
+        self.run(&format!("stave tx kv token {op} via node{node}"), &full)
+    }
+
+    /// A token tx through `node`; returns its commit height.
+    fn token_tx(&self, op: &str, node: usize, args: &[&str], from: &str) -> u64 {
         let what = format!("stave tx kv token {op} via node{node}");
-        let r = self.run(&what, &full);
+        let r = self.token(op, node, args, from, &[]);
         if r["committed"] != true || r["code"] != 0 {
             self.net.fail(&format!("{what}: not committed: {r}"));
         }
@@ -151,4 +158,28 @@ async fn cli_drives_a_token_lifecycle_and_its_queries() {
         history.iter().all(|t| t["spent_height"].as_u64() > Some(0)),
         "every version is spent after the delete: {r}"
     );
+
+    // Two txs back to back, neither waited for: the second asks node 0 for
+    // alice's next nonce, which counts the first while it is pending.
+    let queued = |name: &str| {
+        let r = cli.token(
+            "create",
+            0,
+            &[name, "v", "--tag", "queued"],
+            "alice",
+            &["--no-wait"],
+        );
+        assert_eq!(r["check_code"], 0, "{name}: {r}");
+        r["nonce"].as_u64().unwrap_or(u64::MAX)
+    };
+    let (first, second) = (queued("q1"), queued("q2"));
+    assert_eq!(second, first + 1, "the second tx signed the pending nonce");
+    net.wait_for("both queued tokens on node 1", WAIT, || async {
+        let live = cli.tokens(1, &["queued"], "any");
+        match values(&live)[..] {
+            ["v", "v"] => Ok(()),
+            _ => Err(format!("{live:?}")),
+        }
+    })
+    .await;
 }

@@ -18,6 +18,21 @@ use stave::proto::query::query_service_server::QueryService;
 use stave::proto::query::{KvGetRequest, KvGetResponse, KvListRequest, KvListResponse};
 use tonic::Request;
 
+/// The client `QueryService` over `node`'s store (with an empty mempool).
+fn query(node: &Node) -> QueryServiceImpl {
+    let sigs = std::sync::Arc::new(stave::app::SigCache::default());
+    let decoded = std::sync::Arc::new(stave::app::DecodeCache::new(1 << 20, 64));
+    QueryServiceImpl {
+        store: node.store.clone(),
+        mempool: std::sync::Arc::new(stave::app::Mempool::new(
+            node.store.clone(),
+            sigs,
+            decoded,
+            16,
+        )),
+    }
+}
+
 async fn get(svc: &QueryServiceImpl, k: &str) -> Result<KvGetResponse, tonic::Status> {
     svc.kv_get(Request::new(KvGetRequest {
         signer: owner(1).to_vec(),
@@ -53,9 +68,7 @@ async fn kv_get_hides_an_expired_entry_the_gc_has_not_removed_yet() {
         })
         .collect();
     node.block(1, vec![signed(1, 0, sets)]).await;
-    let svc = QueryServiceImpl {
-        store: node.store.clone(),
-    };
+    let svc = query(&node);
     assert!(get(&svc, "a").await.unwrap().found, "live before expiry");
     node.block(2, vec![]).await; // the expiry block: GC removes one of three
     let left = node.store.prefix_list(b"kvdb/", None, 10).unwrap().len();
@@ -87,9 +100,7 @@ async fn counters_render_and_collections_are_wrongtype_in_the_default_db() {
     ];
     let (_, r) = node.block(1, vec![signed(1, 0, ops)]).await;
     assert_eq!(code(&r, 0), 0, "{}", r.tx_results[0].log);
-    let svc = QueryServiceImpl {
-        store: node.store.clone(),
-    };
+    let svc = query(&node);
 
     let n = get(&svc, "n").await.unwrap();
     assert!(n.found);

@@ -294,6 +294,9 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
         &by_authority[..],
     ]
     .concat();
+    // the authority's next tx goes through node 2: a node that has neither
+    // committed the member tx nor admitted it would ask for its nonce again
+    net.wait_stave_height(2, height, WAIT).await;
     tx("tx flag set", 2, &flag);
     denied_everywhere(
         &net,

@@ -204,18 +204,19 @@ impl Mempool {
     /// An unsponsored signer's proof of work against committed state, before
     /// its signature is verified and outside the ordered admit step.
     fn check_work(&self, tx: &DecodedTx, params: &Params) -> Result<(), TxError> {
-        let signer = self.signer(&tx.signer)?;
+        let (signer, _) = self.signer(&tx.signer)?;
         super::execute::check_work(&params.storage, tx, signer.sponsored)?;
         Ok(())
     }
 
     /// `key`'s entry in the view, read from the committed state the first
-    /// time it is asked for after a Commit.
-    fn signer(&self, key: &[u8; 32]) -> Result<Signer, StoreError> {
+    /// time it is asked for after a Commit, with the view's generation
+    /// when it was read.
+    fn signer(&self, key: &[u8; 32]) -> Result<(Signer, u64), StoreError> {
         let generation = {
             let v = self.view.lock();
             if let Some(known) = v.signers.get(key) {
-                return Ok(*known);
+                return Ok((*known, v.generation));
             }
             v.generation
         };
@@ -230,7 +231,14 @@ impl Mempool {
         if v.generation == generation && v.signers.len() < MAX_SIGNERS_READ {
             v.signers.entry(*key).or_insert(read);
         }
-        Ok(read)
+        Ok((read, generation))
+    }
+
+    /// The nonce CheckTx accepts next from `key`, if this node read or
+    /// admitted any of its txs since the last Commit (else the committed
+    /// nonce is the answer).
+    pub fn next_nonce(&self, key: &[u8; 32]) -> Option<u64> {
+        self.view.lock().signers.get(key).map(|s| s.next)
     }
 
     /// Decode, chain id and signature of one tx (warms the signature cache).
@@ -258,9 +266,25 @@ impl Mempool {
         // The entry, once read, is already at or past the committed nonce
         // (the view is cleared at every Commit), so the store is read once
         // per signer per block, not once per tx.
-        let read = self.signer(&tx.signer)?;
-        let mut v = self.view.lock();
-        let known = v.signers.get(&tx.signer).copied().unwrap_or(read);
+        for _ in 0..2 {
+            let (read, generation) = self.signer(&tx.signer)?;
+            let mut v = self.view.lock();
+            let known = match v.signers.get(&tx.signer) {
+                Some(known) => *known,
+                // not remembered: past the view's cap, read this block
+                None if v.generation == generation => read,
+                // read before a Commit: read again
+                None => continue,
+            };
+            return self.admit_at(&mut v, tx, known);
+        }
+        Err(TxError::NotReady(
+            "two commits ran while this tx was checked; send it again".into(),
+        ))
+    }
+
+    /// Admits `tx` on `known`, its signer's entry, under the view's lock.
+    fn admit_at(&self, v: &mut View, tx: &DecodedTx, known: Signer) -> Result<(), TxError> {
         if tx.nonce != known.next {
             return Err(TxError::Nonce {
                 signer: tx.signer_hex(),

@@ -205,7 +205,7 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
                 })
                 .await?
                 .into_inner();
-            out.print(&json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce,
+            out.print(&json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce, "next_nonce": a.next_nonce,
                 "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes, "quota": a.quota, "height": a.height}));
         }
         QueryCmd::Kv(KvQuery::Get {

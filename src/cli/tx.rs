@@ -213,7 +213,8 @@ pub async fn submit_as(
         .account(AccountRequest { pubkey })
         .await?
         .into_inner();
-    let nonce = opts.nonce.unwrap_or(account.nonce);
+    // The node's mempool may hold this key's earlier txs, not yet committed.
+    let nonce = opts.nonce.unwrap_or(account.next_nonce.max(account.nonce));
     let sign = |gas: u64| {
         sign_tx_with_gas(
             key,

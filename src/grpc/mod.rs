@@ -30,7 +30,7 @@ use tonic::server::NamedService;
 use tonic::service::InterceptorLayer;
 use tonic::transport::Server;
 
-use crate::app::CommitNotifier;
+use crate::app::{CommitNotifier, Mempool};
 use crate::client::CometRpc;
 use crate::local::node::LocalNode;
 use crate::net::allow::AllowList;
@@ -52,6 +52,8 @@ pub struct ClientApi {
     pub store: ChainStore,
     pub comet: CometRpc,
     pub notifier: Arc<CommitNotifier>,
+    /// For each account's next nonce as CheckTx sees it.
+    pub mempool: Arc<Mempool>,
 }
 
 /// A health service reporting `names` as serving.
@@ -141,6 +143,7 @@ pub async fn serve_client(
         .add_service(
             QueryServiceServer::new(query::QueryServiceImpl {
                 store: store.clone(),
+                mempool: api.mempool,
             })
             .max_decoding_message_size(MAX_QUERY_BYTES),
         )

@@ -3,7 +3,11 @@
 // tonic's `Status` is large; it is the error type every handler must return.
 #![allow(clippy::result_large_err)]
 
+use std::sync::Arc;
+
 use tonic::{Request, Response, Status};
+
+use crate::app::Mempool;
 
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::kv;
@@ -15,6 +19,7 @@ use crate::store::{ChainStore, StoreError};
 
 pub struct QueryServiceImpl {
     pub store: ChainStore,
+    pub mempool: Arc<Mempool>,
 }
 
 pub(crate) fn key32(field: &str, b: &[u8]) -> Result<[u8; 32], Status> {
@@ -84,19 +89,25 @@ impl QueryService for QueryServiceImpl {
     ) -> Result<Response<AccountResponse>, Status> {
         let pk = key32("pubkey", &req.into_inner().pubkey)?;
         let store = self.store.clone();
+        let mempool = self.mempool.clone();
         blocking(move || {
             let view = store.view();
             let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
             let acct = view.account(&pk).map_err(internal)?;
+            // Nonces only grow: the larger of the two reads, whichever
+            // commit each saw.
+            let next = |nonce: u64| mempool.next_nonce(&pk).unwrap_or(0).max(nonce);
             Ok(Response::new(match acct {
                 None => AccountResponse {
                     found: false,
                     height,
+                    next_nonce: next(0),
                     ..Default::default()
                 },
                 Some(a) => AccountResponse {
                     found: true,
                     nonce: a.nonce,
+                    next_nonce: next(a.nonce),
                     created_at: a.created_at,
                     created_height: a.created_height,
                     stored_bytes: a.stored_bytes,

@@ -43,7 +43,7 @@ pub async fn submit(
             pubkey: set_key(key),
         })
         .await
-        .map(|r| r.into_inner().nonce)
+        .map(|r| r.into_inner().next_nonce)
         .unwrap_or_else(|e| net.fail(&format!("{what}: Account: {e}")));
     let tx = sign_tx(key, &net.chain_id, nonce, actions, "");
     let r =
