@@ -27,7 +27,7 @@ const CHAIN: &str = "bench";
 
 /// Genesis for this bench: `max_block_gas` raised so that blocks of 5,000
 /// txs fit (the default holds 2,500 txs declaring `TX_GAS`; the calibration is
-/// `benches/gas_calibration.rs`). Metering still runs on every tx.
+/// `benches/gas_calibration/`). Metering still runs on every tx.
 const GENESIS: &[u8] = br#"{"params":{"gas":{"max_block_gas":10000000000},"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#;
 
 /// Declared gas of one measured `kv.Set` tx (it uses less).

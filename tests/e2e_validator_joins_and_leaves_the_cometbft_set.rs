@@ -214,6 +214,9 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
     net.wait_comet_height(NEW, h + 3, Duration::from_secs(30))
         .await;
     let common = net.assert_app_hashes_agree(Duration::from_secs(30)).await;
+    // the four of `net.nodes` agree on `common`; the 5th may be a block behind
+    net.wait_comet_height(NEW, common, Duration::from_secs(30))
+        .await;
     let a = net.block_app_hash(NEW, common).await.unwrap();
     let b = net.block_app_hash(0, common).await.unwrap();
     assert_eq!(a, b, "node{NEW} agrees at height {common}");

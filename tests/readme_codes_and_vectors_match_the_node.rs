@@ -1,5 +1,6 @@
-//! The README is checked against the node, so it cannot drift again (a
-//! black-box client found three places where it had):
+//! The README and its per-area reference pages (`docs/*.md`, written by
+//! hand) are checked against the node, so they cannot drift again (a
+//! black-box client found three places where the README had):
 //! - every row `| N | \`NAME\` | …` of a code table names a real code, and
 //!   every "`NAME` N" citation has its number;
 //! - `docs/codes.md`, the full table, is generated from `src/tx/codes.rs`;
@@ -7,8 +8,8 @@
 //! - a KV token field of the wrong length fails decoding (`DECODE`), and an
 //!   empty token value `KV_BAD_FIELD`, as the README says.
 //!
-//! The token sign-bytes vector is checked against the README's text by the
-//! unit test `sign_bytes_match_the_readme_test_vector`.
+//! The token sign-bytes vector is checked against `docs/kv.md` by the unit
+//! test `sign_bytes_match_the_docs_test_vector`.
 
 mod inproc;
 use bytes::Bytes;
@@ -19,9 +20,19 @@ use prost::Message;
 use stave::proto::tx as pb;
 use stave::tx::Code;
 
-const README: &str = include_str!("../README.md");
+/// The README, then each hand-written reference page it links to.
+const README: &str = concat!(
+    include_str!("../README.md"),
+    include_str!("../docs/casbin.md"),
+    include_str!("../docs/gas.md"),
+    include_str!("../docs/governance.md"),
+    include_str!("../docs/kv.md"),
+    include_str!("../docs/local-store.md"),
+    include_str!("../docs/network.md"),
+    include_str!("../docs/rights.md"),
+);
 
-/// The README line that starts with `start`.
+/// The line of the README or its pages that starts with `start`.
 fn readme_line(start: &str) -> &'static str {
     README
         .lines()
@@ -74,6 +85,18 @@ fn every_code_the_readme_cites_has_its_number() {
     assert!(cited >= 20, "found only {cited} citations");
 }
 
+/// The example model `docs/casbin.md` prints is the one the tests (and the
+/// gas table's `AddCasbinModel` row) add.
+#[test]
+fn the_casbin_page_prints_the_example_model() {
+    let page = include_str!("../docs/casbin.md");
+    let example = stave::keyspaces::casbin::model::EXAMPLE_RBAC;
+    assert!(
+        page.contains(&format!("```ini\n{example}```")),
+        "docs/casbin.md lacks EXAMPLE_RBAC"
+    );
+}
+
 const CODES_RS: &str = include_str!("../src/tx/codes.rs");
 const CODES_MD: &str = include_str!("../docs/codes.md");
 
@@ -89,7 +112,8 @@ fn generated_codes_md() -> String {
          Every code Stave answers, codespace `stave`. The number never changes meaning.\n\
          Generated from the doc comments in `src/tx/codes.rs`: after changing them, run\n\
          `STAVE_WRITE_DOCS=1 cargo test --release --test readme_codes_and_vectors_match_the_node`.\n\
-         The README's sections say which actions answer which codes.\n\n\
+         The README and the area pages beside this one say which actions answer\n\
+         which codes.\n\n\
          | Code | Name | Meaning |\n| --- | --- | --- |\n",
     );
     let mut doc = Vec::new();

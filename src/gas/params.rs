@@ -6,7 +6,7 @@ use crate::proto::genesis as pb;
 
 /// The gas schedule (domain type of `stave.genesis.v1.GasParams`). One gas
 /// is calibrated to about one nanosecond of FinalizeBlock+Commit on the
-/// reference machine; the defaults come from `benches/gas_calibration.rs`.
+/// reference machine; the defaults come from `benches/gas_calibration/`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GasParams {
@@ -38,7 +38,7 @@ impl Default for GasParams {
             write: 20_000,
             write_byte: 20,
             eval_op: 20,
-            compile_weight: 200,
+            compile_weight: 800,
         }
     }
 }

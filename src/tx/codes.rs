@@ -41,7 +41,8 @@ pub enum Code {
     MemoTooLarge = 14,
     /// Node-local mempool policy refused the tx (not a consensus rule).
     MempoolPolicy = 15,
-    /// The node is not ready (no genesis yet).
+    /// The node is not ready: no genesis yet, or (CheckTx) two commits ran
+    /// while the tx was checked; send it again.
     NotReady = 16,
     /// The tx's work needed more gas than its `gas_limit`; only its nonce changed.
     OutOfGas = 17,

@@ -26,7 +26,8 @@ pub fn set_key(k: &SigningKey) -> Vec<u8> {
     k.verifying_key().to_bytes().to_vec()
 }
 
-/// Signs `actions` with the signer's committed nonce on `node`, submits
+/// Signs `actions` with the signer's next nonce on `node` (`next_nonce`,
+/// which counts its txs that node admitted but has not committed), submits
 /// with BroadcastAndWait and requires code 0; returns the commit height
 /// once every node has reached it.
 pub async fn submit(

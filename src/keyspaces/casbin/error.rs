@@ -9,7 +9,7 @@ use crate::tx::Code;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CasbinError {
-    /// The model text is outside the allowed subset (see the README).
+    /// The model text is outside the allowed subset (see `docs/casbin.md`).
     #[error("invalid casbin model text: {0}")]
     InvalidModel(String),
     /// A rule slot outside `0..max_rules_per_model`.

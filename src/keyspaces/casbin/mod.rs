@@ -7,7 +7,7 @@
 //! The policy and access-decision code calls [`model_owner`] and
 //! [`enforce`]. Behind them:
 //! - [`model`] and [`matcher`] accept only a documented subset of casbin's
-//!   PERM models (README, "Casbin"), checked when a model is added;
+//!   PERM models (`docs/casbin.md`), checked when a model is added;
 //! - [`rules`] checks each rule value against every function that will read
 //!   it (regexes compiled under a size limit, IPs and CIDRs parsed);
 //! - [`eval`] is a bounded evaluator of that subset (operation budget, no

@@ -1,5 +1,5 @@
 //! The model text: a casbin PERM config restricted to a documented subset
-//! (see the README's Casbin section). Parsing checks every line; the result
+//! (see `docs/casbin.md`). Parsing checks every line; the result
 //! is what rule validation and the evaluator work from.
 
 use super::matcher::{self, Expr, Scope};

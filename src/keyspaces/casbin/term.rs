@@ -174,9 +174,16 @@ pub fn check_pattern(pattern: &str, max_weight: u32) -> Result<u64, CasbinError>
 /// The one-pass DFA is off and only the implicit group is kept: a pattern
 /// with an explicit group or a Unicode `\b` would otherwise get a one-pass
 /// table of up to 1 MiB whatever its weight (matching needs no captures).
+/// The full DFA and the literal prefilter are off too: compiling is
+/// charged by the weight, and their set-up does not follow it (a prefilter
+/// made `[0-9]{8}` cost 140 µs to compile, 15 µs without; the
+/// `gas_calibration` bench's `compile` table). Results do not depend on
+/// them, only search speed, which the lazy DFA keeps linear.
 pub fn compile_regex(pattern: &str) -> Result<Regex, String> {
     let config = meta::Config::new()
         .onepass(false)
+        .dfa(false)
+        .auto_prefilter(false)
         .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
         .nfa_size_limit(Some(SAFETY_NFA_BYTES))
         .hybrid_cache_capacity(DFA_CACHE_BYTES)

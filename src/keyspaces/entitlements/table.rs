@@ -1,6 +1,6 @@
 //! Who may grant, replace or revoke which role: the one authorisation
 //! table of `entitlements/`, used by `GrantEntitlement` and
-//! `RevokeEntitlement` (and printed in the README).
+//! `RevokeEntitlement` (and printed in `docs/rights.md`).
 //!
 //! | signer | target's current role | change | allowed |
 //! | --- | --- | --- | --- |

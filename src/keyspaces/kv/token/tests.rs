@@ -16,30 +16,30 @@ fn vector_fields() -> SignFields<'static> {
 }
 
 #[test]
-fn sign_bytes_match_the_readme_test_vector() {
+fn sign_bytes_match_the_docs_test_vector() {
     let sk = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
     assert_eq!(client::controller_hex(&sk), vector_fields().controller);
     let bytes = sign_bytes(&vector_fields());
     let sig = client::sign(&sk, &vector_fields());
-    assert_eq!(hex::encode(&bytes), readme_hex("sign bytes"));
-    assert_eq!(hex::encode(sig), readme_hex("signature"));
+    assert_eq!(hex::encode(&bytes), docs_hex("sign bytes"));
+    assert_eq!(hex::encode(sig), docs_hex("signature"));
     assert!(verify(&vector_fields(), &sig).is_ok());
 }
 
-/// The hex lines under `label` in the README's sign-bytes vector block,
+/// The hex lines under `label` in `docs/kv.md`'s sign-bytes vector block,
 /// up to the next line that is not hex.
-fn readme_hex(label: &str) -> String {
-    let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+fn docs_hex(label: &str) -> String {
+    let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/kv.md"));
     let is_hex = |l: &&str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_hexdigit());
     let start = readme
         .find("```\ncontroller ")
-        .expect("README has the token sign-bytes vector");
+        .expect("docs/kv.md has the token sign-bytes vector");
     let mut lines = readme[start..].lines().skip_while(|l| *l != label).skip(1);
     let mut out = String::new();
     for l in lines.by_ref().take_while(|l| is_hex(l)) {
         out.push_str(l);
     }
-    assert!(!out.is_empty(), "no hex under {label:?} in the README");
+    assert!(!out.is_empty(), "no hex under {label:?} in docs/kv.md");
     out
 }
 

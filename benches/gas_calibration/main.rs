@@ -7,25 +7,32 @@
 //! machine. Signatures are not in the node's verified cache (as in block
 //! sync), so every block pays full verification.
 //!
+//! Kinds signed by fresh keys ([`actions`]) run on an empty store; a kind
+//! with the suffix `@1m` runs the same txs on a store first filled with 1M
+//! keys. `record_grant_2[_small]` and `upload_complete_16` ([`rights`]) are signed
+//! by genesis validators, after the setup their actions need.
+//!
 //! Run: `cargo bench --bench gas_calibration` (every kind, each in its own
-//! process), or `cargo bench --bench gas_calibration -- <kind> [blocks]`.
+//! process), or `cargo bench --bench gas_calibration -- <kind> [blocks]`;
+//! `-- compile` prints what compiling a pattern costs per unit of weight
+//! ([`compile`]).
+
+mod compile;
+mod rights;
+mod world;
 
 /// The node's allocator (see `src/main.rs`), so the figures are the node's.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::time::Instant;
-
 use ed25519_dalek::SigningKey;
-use stave::app::{simulate, App, AppConfig};
 use stave::keyspaces::casbin::{AddCasbinModel, AddCasbinRule};
 use stave::keyspaces::kv::token::client;
 use stave::keyspaces::kv::{KvSet, KvdbAction, KvdbOp};
-use stave::store::ChainStore;
-use stave::tx::{build::sign_tx_with_gas, Action};
+use stave::tx::Action;
+use world::{fresh, World, CHAIN};
 
-const CHAIN: &str = "calibration";
-const KINDS: [&str; 7] = [
+const KINDS: [&str; 13] = [
     "kv_set_1",
     "kv_set_64x32",
     "kv_set_64k",
@@ -33,14 +40,16 @@ const KINDS: [&str; 7] = [
     "kvdb_sadd_64",
     "kvdb_zadd_64",
     "casbin_rules_30",
+    "record_grant_2",
+    "record_grant_2_small",
+    "upload_complete_16",
+    "kv_set_1@1m",
+    "kv_set_64x32@1m",
+    "kvdb_sadd_64@1m",
 ];
 
-fn key(block: usize, i: usize) -> SigningKey {
-    let mut seed = [0x5Au8; 32];
-    seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
-    seed[8..16].copy_from_slice(&(block as u64).to_le_bytes());
-    SigningKey::from_bytes(&seed)
-}
+/// Keys the `@1m` kinds find in the store.
+const PREFILL: usize = 1_000_000;
 
 fn kv_set(k: String, len: usize) -> Action {
     Action::KvSet(KvSet {
@@ -118,59 +127,64 @@ fn actions(kind: &str, sk: &SigningKey, i: usize) -> Vec<Action> {
     }
 }
 
-/// Signs tx `i` with its simulated gas as the limit.
-fn signed(app: &App, kind: &str, block: usize, i: usize) -> (Vec<u8>, u64) {
-    let sk = key(block, i);
-    let acts = actions(kind, &sk, i);
-    let probe = sign_tx_with_gas(&sk, CHAIN, 0, acts.clone(), "", 1_000_000_000);
-    let sim = simulate(app.store(), &probe).expect("simulate");
-    assert!(sim.outcome.is_ok(), "{kind}: {}", sim.outcome.log);
-    // Simulation runs at the last block's time; the block's own time can
-    // change a few bytes of what is written.
-    let gas = sim.outcome.gas_used + sim.outcome.gas_used / 100 + 2_000;
-    (sign_tx_with_gas(&sk, CHAIN, 0, acts, "", gas), gas)
+/// Tx `i` of block `block` of `kind`: its signer and actions.
+fn tx(kind: &str, block: usize, i: usize) -> (SigningKey, Vec<Action>) {
+    match kind {
+        "record_grant_2" | "record_grant_2_small" => rights::grants(block, i),
+        "upload_complete_16" => rights::uploads(block, i),
+        _ => {
+            let sk = fresh(block, i, 0x5A);
+            let acts = actions(kind, &sk, i);
+            (sk, acts)
+        }
+    }
 }
 
-fn scenario(kind: &str, blocks: usize) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = ChainStore::open(dir.path()).expect("open");
-    let mut app = App::load(store, AppConfig::default()).expect("load");
-    app.init_chain(CHAIN, 0, br#"{"params":{"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#, &[]).expect("genesis");
+/// A store ready for `kind`'s blocks.
+fn world(kind: &str, prefilled: bool, blocks: usize) -> World {
+    let mut w = World::new();
+    if prefilled {
+        w.prefill(PREFILL);
+    }
+    if let Some(rest) = kind.strip_prefix("record_grant_2") {
+        rights::setup_grants(&mut w, blocks, rest == "_small");
+    }
+    w
+}
+
+fn scenario(name: &str, blocks: usize) {
+    let (kind, prefilled) = match name.split_once('@') {
+        Some((k, "1m")) => (k, true),
+        Some((_, other)) => panic!("unknown store size {other}"),
+        None => (name, false),
+    };
+    let mut w = world(kind, prefilled, blocks);
     let max = stave::gas::GasParams::default().max_block_gas;
     let mut worst = (0.0f64, 0usize, 0u64, 0.0f64, 0.0f64);
     for b in 0..blocks {
         let (mut txs, mut gas) = (Vec::new(), 0u64);
         let mut i = 0;
         loop {
-            let (raw, g) = signed(&app, kind, b, i);
+            let (sk, acts) = tx(kind, b, i);
+            let (raw, g) = w.sign(&sk, acts);
             if gas + g > max {
                 break;
             }
+            w.take_nonce(&sk);
             gas += g;
             txs.push(raw);
             i += 1;
         }
-        let height = b as u64 + 1;
-        let t = Instant::now();
-        let out = app
-            .finalize_block(height, height as i64 * 1_000_000_000, &txs)
-            .expect("finalize");
-        let fin = t.elapsed().as_secs_f64() * 1e3;
-        if let Some(bad) = out.txs.iter().find(|t| !t.is_ok()) {
-            panic!("{kind}: a tx failed: {:?} {}", bad.code, bad.log);
-        }
-        let used: u64 = out.txs.iter().map(|t| t.gas_used).sum();
-        assert!(used <= gas, "{kind}: more gas used than declared");
-        let t = Instant::now();
-        app.commit().expect("commit");
-        let com = t.elapsed().as_secs_f64() * 1e3;
-        if fin + com > worst.0 {
-            worst = (fin + com, txs.len(), used, fin, com);
+        let t = w.block(&txs);
+        assert!(t.gas_used <= gas, "{name}: more gas used than declared");
+        let ms = t.finalize_ms + t.commit_ms;
+        if ms > worst.0 {
+            worst = (ms, txs.len(), t.gas_used, t.finalize_ms, t.commit_ms);
         }
     }
     let (ms, n, gas, fin, com) = worst;
     println!(
-        "| {kind} | {n} | {} | {:.1} | {fin:.1} | {com:.1} | {:.3} |",
+        "| {name} | {n} | {} | {:.1} | {fin:.1} | {com:.1} | {:.3} |",
         gas / n.max(1) as u64,
         gas as f64 / 1e6,
         ms * 1e6 / gas as f64
@@ -182,6 +196,10 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
+    if args.first().map(String::as_str) == Some("compile") {
+        compile::run();
+        return;
+    }
     if let Some(kind) = args.first() {
         let blocks = args.get(1).map_or(3, |b| b.parse().expect("blocks"));
         scenario(kind, blocks);
