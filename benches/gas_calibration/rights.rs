@@ -18,8 +18,8 @@ use stave::tx::Action;
 
 use super::world::{fresh, pk, seed_key, World, CHAIN, VALIDATORS};
 
-/// `RecordGrant`s per tx: each up to about 260 million gas (compiling the
-/// heavy model's 60 patterns is most of it).
+/// `RecordGrant`s per tx: each about 87 million gas with the heavy model
+/// (compiling its 93 patterns is most of it).
 pub const GRANTS_PER_TX: usize = 2;
 
 /// `UploadComplete`s per tx.
@@ -124,9 +124,9 @@ fn owner(n: usize) -> SigningKey {
 }
 
 /// Txs of `RecordGrant` per block the pool is sized for: a block at the
-/// limit holds a few (about 25 with small patterns), and one more is
-/// signed to find that out.
-const GRANT_TXS_PER_BLOCK: usize = 48;
+/// limit holds 5 (22 with small patterns; about 84 if `compile_weight`
+/// were back at 200), and one more is signed to find that out.
+const GRANT_TXS_PER_BLOCK: usize = 128;
 
 /// For each cid of `blocks` blocks of grants: its upload, then by its
 /// owner in one tx its release, its own heavy model and its ROLE_BASED

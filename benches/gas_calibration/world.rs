@@ -113,6 +113,9 @@ impl World {
     pub fn block(&mut self, txs: &[Vec<u8>]) -> Timed {
         self.height += 1;
         let time = self.height as i64 * 1_000_000_000;
+        // Simulation parsed the signers' keys: the block parses them again,
+        // as in block sync.
+        stave::tx::clear_identity_key_cache();
         let t = Instant::now();
         let out: BlockOutcome = self
             .app

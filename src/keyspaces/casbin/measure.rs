@@ -24,7 +24,7 @@ use regex_syntax::utf8::Utf8Sequences;
 /// Deepest nesting of a pattern (the same limit the compiler is given).
 pub const NEST_LIMIT: u32 = 64;
 /// Weight every pattern starts from: a compiled regex costs a few KiB
-/// whatever its size (the NFA's fixed states, prefilter, caches' floors).
+/// whatever its size (the NFA's fixed states, the lazy DFA cache's floor).
 pub const BASE_WEIGHT: u64 = 64;
 /// The compiler's NFA size limit: a safety cap only. Measured, an NFA takes
 /// at most about 40 bytes per unit of weight plus about 1 KiB; at the hard

@@ -180,19 +180,24 @@ pub fn check_pattern(pattern: &str, max_weight: u32) -> Result<u64, CasbinError>
 /// `gas_calibration` bench's `compile` table). Results do not depend on
 /// them, only search speed, which the lazy DFA keeps linear.
 pub fn compile_regex(pattern: &str) -> Result<Regex, String> {
-    let config = meta::Config::new()
+    meta::Builder::new()
+        .configure(regex_config(SAFETY_NFA_BYTES))
+        .syntax(syntax::Config::new().nest_limit(NEST_LIMIT))
+        .build(pattern)
+        .map_err(|e| format!("regex {pattern:?} does not compile: {e}"))
+}
+
+/// The engine configuration of [`compile_regex`], with `nfa_limit` as the
+/// NFA size limit (tests sweep it lower).
+pub(crate) fn regex_config(nfa_limit: usize) -> meta::Config {
+    meta::Config::new()
         .onepass(false)
         .dfa(false)
         .auto_prefilter(false)
         .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
-        .nfa_size_limit(Some(SAFETY_NFA_BYTES))
+        .nfa_size_limit(Some(nfa_limit))
         .hybrid_cache_capacity(DFA_CACHE_BYTES)
-        .dfa_size_limit(Some(DFA_CACHE_BYTES));
-    meta::Builder::new()
-        .configure(config)
-        .syntax(syntax::Config::new().nest_limit(NEST_LIMIT))
-        .build(pattern)
-        .map_err(|e| format!("regex {pattern:?} does not compile: {e}"))
+        .dfa_size_limit(Some(DFA_CACHE_BYTES))
 }
 
 /// A value (rule value or matcher literal), pre-compiled for each way the

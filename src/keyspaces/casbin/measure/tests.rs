@@ -12,10 +12,10 @@ use crate::keyspaces::casbin::HARD_PATTERN_WEIGHT;
 
 const HARD: u64 = HARD_PATTERN_WEIGHT as u64;
 
-/// Compiles under `limit` NFA bytes, as the node does under the safety cap.
+/// Compiles under `limit` NFA bytes, with the node's engine configuration.
 fn compiles_within(pattern: &str, limit: usize) -> bool {
     meta::Builder::new()
-        .configure(meta::Config::new().nfa_size_limit(Some(limit)))
+        .configure(crate::keyspaces::casbin::term::regex_config(limit))
         .syntax(syntax::Config::new().nest_limit(NEST_LIMIT))
         .build(pattern)
         .is_ok()
