@@ -108,7 +108,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = ChainStore::open(dir.path()).expect("store");
     let mut app = App::load(store.clone(), AppConfig::default()).expect("app");
+    // Blocks of thousands of txs, each declaring the default 5M gas: lift the block limit.
     let genesis = serde_json::json!({"params": {"max_stored_bytes_per_account": 1u64 << 40,
+        "gas": {"max_block_gas": 10_000_000_000_000u64},
         "kv_tokens": {"max_live_tokens_per_controller": 10_000_000u64},
         "storage": {"pow_base": 1, "pow_retention": 0, "unsponsored_block_bytes": 1u64 << 40}}});
     app.init_chain(CHAIN, 0, genesis.to_string().as_bytes(), &[])

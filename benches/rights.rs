@@ -210,9 +210,11 @@ fn genesis() -> (Vec<u8>, CometValidators, SigningKey) {
         .verifying_key()
         .to_bytes();
     let x = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([203; 32]));
-    // one cid collects every grant of the run: lift its entitlement cap
+    // one cid collects every grant of the run: lift its entitlement cap;
+    // blocks of 1,000 txs declaring the default 5M gas: lift the block limit
     let g = serde_json::json!({
         "params": {"rights": {"max_entitlements_per_cid": u32::MAX},
+            "gas": {"max_block_gas": 10_000_000_000_000u64},
             "storage": {"pow_base": 1, "pow_retention": 0, "unsponsored_block_bytes": 1u64 << 40}},
         "validators": [{
         "operator_key": hex::encode(op.verifying_key().to_bytes()),

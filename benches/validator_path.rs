@@ -105,7 +105,7 @@ fn run(per_block: usize, n_blocks: usize, batch: usize) -> Phases {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = ChainStore::open(dir.path()).expect("open");
     let mut app = App::load(store, AppConfig::default()).expect("load");
-    app.init_chain(CHAIN, 0, br#"{"params":{"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#, &[]).expect("genesis");
+    app.init_chain(CHAIN, 0, br#"{"params":{"gas":{"max_block_gas":10000000000000},"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#, &[]).expect("genesis");
     let all = blocks(per_block, n_blocks);
     let mut p = Phases::default();
     // The first block's txs reach the mempool before anything is measured.

@@ -51,7 +51,7 @@ async fn delete_and_refill_stays_within_the_quota_counting_orphans() {
     }}))
     .await;
     let (_, r) = node
-        .block(1, vec![signed(1, 0, vec![kvdb("d", "s", refill(0))])])
+        .block(1, vec![signed_large(1, 0, vec![kvdb("d", "s", refill(0))])])
         .await;
     assert_eq!(code(&r, 0), 0, "{}", r.tx_results[0].log);
     assert_eq!(member_rows(&node).0, MEMBERS);
@@ -63,7 +63,7 @@ async fn delete_and_refill_stays_within_the_quota_counting_orphans() {
     let mut refilled = 0;
     for h in 2..40u64 {
         let del = signed(1, nonce, vec![kvdb("d", "s", Op::Del)]);
-        let add = signed(1, nonce + 1, vec![kvdb("d", "s", refill(h as usize))]);
+        let add = signed_large(1, nonce + 1, vec![kvdb("d", "s", refill(h as usize))]);
         nonce += 2;
         let (_, r) = node.block(h, vec![del, add]).await;
         let (rows, bytes) = member_rows(&node);

@@ -10,16 +10,28 @@ use bytes::Bytes;
 use inproc::*;
 use prost::Message;
 use stave::proto::tx as pb;
+use stave::tx::build::sign_tx_with_gas;
 use tendermint::abci::response::ProcessProposal;
 
 fn checks() -> u64 {
     stave::metrics::metrics().signature_checks.get()
 }
 
-/// One tx per seed in `seeds`, each setting a key named after `tag`.
+/// One tx per seed in `seeds`, each setting a key named after `tag` and
+/// declaring 1M gas, so 250 of them fit `max_block_gas` (5×10⁸).
 fn block(seeds: std::ops::RangeInclusive<u8>, tag: &str) -> Vec<Bytes> {
     seeds
-        .map(|s| signed(s, 0, vec![set(&format!("{tag}{s}"), "v")]))
+        .map(|s| {
+            let action = set(&format!("{tag}{s}"), "v");
+            Bytes::from(sign_tx_with_gas(
+                &key(s),
+                CHAIN,
+                0,
+                vec![action],
+                "",
+                1_000_000,
+            ))
+        })
         .collect()
 }
 

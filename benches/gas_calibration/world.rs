@@ -7,11 +7,14 @@ use std::time::Instant;
 
 use ed25519_dalek::SigningKey;
 use stave::app::{simulate, App, AppConfig, BlockOutcome};
+use stave::gas::GasParams;
 use stave::keyspaces::kv::KvSet;
 use stave::store::ChainStore;
 use stave::tx::{build::sign_tx_with_gas, Action};
 
 pub const CHAIN: &str = "calibration";
+/// Declared gas of a prefill tx (64 `kv.Set`s use about 6.2M).
+const PREFILL_TX_GAS: u64 = 8_000_000;
 
 /// The genesis validators' key seeds.
 pub const VALIDATORS: [u8; 4] = [201, 202, 203, 204];
@@ -136,7 +139,7 @@ impl World {
 
     /// Setup txs, untimed, in as few blocks as `max_block_gas` allows.
     pub fn setup_blocks(&mut self, txs: Vec<(SigningKey, Vec<Action>)>) {
-        let max = stave::gas::GasParams::default().max_block_gas;
+        let max = GasParams::default().max_block_gas;
         let (mut block, mut gas) = (Vec::new(), 0u64);
         for (sk, actions) in txs {
             let (raw, g) = self.sign(&sk, actions);
@@ -153,14 +156,16 @@ impl World {
         }
     }
 
-    /// Fills the store with `n` more keys (64 32-byte `kv.Set`s per tx, 200
-    /// txs of the default 5M gas limit per block), untimed.
+    /// Fills the store with `n` more keys (64 32-byte `kv.Set`s per tx, about
+    /// 6.2M gas each, declaring `PREFILL_TX_GAS`; as many txs per block as
+    /// `max_block_gas` holds), untimed.
     pub fn prefill(&mut self, n: usize) {
         let start = Instant::now();
         let mut written = 0usize;
         while written < n {
-            let mut txs = Vec::with_capacity(200);
-            for i in 0..200 {
+            let per_block = (GasParams::default().max_block_gas / PREFILL_TX_GAS) as usize;
+            let mut txs = Vec::with_capacity(per_block);
+            for i in 0..per_block {
                 if written >= n {
                     break;
                 }
@@ -173,7 +178,8 @@ impl World {
                         })
                     })
                     .collect();
-                let raw = stave::tx::build::sign_tx(&sk, CHAIN, self.nonce(&sk), actions, "");
+                let nonce = self.nonce(&sk);
+                let raw = sign_tx_with_gas(&sk, CHAIN, nonce, actions, "", PREFILL_TX_GAS);
                 self.take_nonce(&sk);
                 txs.push(raw);
                 written += 64;

@@ -268,19 +268,32 @@ impl Mempool {
         // per signer per block, not once per tx.
         for _ in 0..2 {
             let (read, generation) = self.signer(&tx.signer)?;
-            let mut v = self.view.lock();
-            let known = match v.signers.get(&tx.signer) {
-                Some(known) => *known,
-                // not remembered: past the view's cap, read this block
-                None if v.generation == generation => read,
-                // read before a Commit: read again
-                None => continue,
-            };
-            return self.admit_at(&mut v, tx, known);
+            if let Some(admitted) = self.admit_read(tx, read, generation) {
+                return admitted;
+            }
         }
         Err(TxError::NotReady(
             "two commits ran while this tx was checked; send it again".into(),
         ))
+    }
+
+    /// Admits `tx` on its signer's entry in the view, or on `read` (the
+    /// committed state read at `generation`) when the view did not keep it.
+    /// `None` when a Commit ran since that read: it must be read again.
+    fn admit_read(
+        &self,
+        tx: &DecodedTx,
+        read: Signer,
+        generation: u64,
+    ) -> Option<Result<(), TxError>> {
+        let mut v = self.view.lock();
+        let known = match v.signers.get(&tx.signer) {
+            Some(known) => *known,
+            // not remembered: past the view's cap, read this block
+            None if v.generation == generation => read,
+            None => return None,
+        };
+        Some(self.admit_at(&mut v, tx, known))
     }
 
     /// Admits `tx` on `known`, its signer's entry, under the view's lock.
@@ -309,3 +322,7 @@ impl Mempool {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "mempool_tests.rs"]
+mod tests;

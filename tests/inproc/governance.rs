@@ -13,7 +13,7 @@ use stave::proto::governance as pb;
 use stave::tx::Action;
 use tendermint::abci::response;
 
-use super::{signed, Node, CHAIN};
+use super::{signed_large, Node, CHAIN};
 
 /// Operator seed of genesis validator `i` (0-based).
 pub fn op_seed(i: u8) -> u8 {
@@ -146,7 +146,7 @@ impl Chain {
     /// One block holding one tx by `seed`; returns the block's response.
     pub async fn send(&mut self, seed: u8, actions: Vec<Action>) -> response::FinalizeBlock {
         let nonce = self.nonces.entry(seed).or_insert(0);
-        let tx = signed(seed, *nonce, actions);
+        let tx = signed_large(seed, *nonce, actions);
         *nonce += 1;
         self.height += 1;
         let (_, r) = self.node.block(self.height, vec![tx]).await;

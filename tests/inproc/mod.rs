@@ -56,6 +56,17 @@ pub fn signed(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
     Bytes::from(sign_tx(&key(seed), CHAIN, nonce, actions, ""))
 }
 
+/// The gas a tx that is alone in its block declares: room for a tx of many
+/// writes (the default, 5M, holds about 80).
+pub const LARGE_TX_GAS: u64 = 20_000_000;
+
+/// Like [`signed`], declaring [`LARGE_TX_GAS`].
+pub fn signed_large(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
+    let raw =
+        stave::tx::build::sign_tx_with_gas(&key(seed), CHAIN, nonce, actions, "", LARGE_TX_GAS);
+    Bytes::from(raw)
+}
+
 /// The storage params scenarios run under unless they set their own: proof
 /// of work off (divisor 1) and a practically unlimited unsponsored block
 /// budget, so fresh test keys act without sponsors. The paid-for-state
