@@ -18,10 +18,7 @@ use ed25519_dalek::SigningKey;
 use stave::app::{App, AppConfig};
 use stave::keyspaces::kv::KvSet;
 use stave::store::ChainStore;
-use stave::tx::{
-    build::{sign_tx, sign_tx_with_gas},
-    Action,
-};
+use stave::tx::{build::sign_tx_with_gas, Action};
 
 const CHAIN: &str = "bench";
 
@@ -29,6 +26,9 @@ const CHAIN: &str = "bench";
 /// txs fit (the default holds 2,500 txs declaring `TX_GAS`; the calibration is
 /// `benches/gas_calibration/`). Metering still runs on every tx.
 const GENESIS: &[u8] = br#"{"params":{"gas":{"max_block_gas":10000000000},"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#;
+
+/// Declared gas of a prefill tx (64 `kv.Set`s use about 7.8M).
+const PREFILL_TX_GAS: u64 = 9_000_000;
 
 /// Declared gas of one measured `kv.Set` tx (it uses less).
 const TX_GAS: u64 = 400_000;
@@ -75,7 +75,14 @@ fn prefill(app: &mut App, n: usize, height: &mut u64) {
                     })
                 })
                 .collect();
-            txs.push(sign_tx(sk, CHAIN, nonces[i], actions, ""));
+            txs.push(sign_tx_with_gas(
+                sk,
+                CHAIN,
+                nonces[i],
+                actions,
+                "",
+                PREFILL_TX_GAS,
+            ));
             nonces[i] += 1;
             written += per_tx;
         }

@@ -55,7 +55,7 @@ fn second(s: u8, b: u64) -> (Vec<Action>, u64) {
         }
         1 => (
             vec![create(s, &format!("t{b}"), "v", &["a", "b"], 1)],
-            1_000_000,
+            2_000_000,
         ),
         2 => (vec![del("never-written")], 1_000_000),
         // Above the intrinsic gas, below what the write needs: OUT_OF_GAS.
@@ -165,6 +165,13 @@ async fn gas_and_app_hash_are_the_same_on_warm_and_cold_nodes() {
             "no {} in block 0",
             code.name()
         );
+    }
+    // Each signer's set applies; its second tx fails only where built to.
+    for (j, s) in SIGNERS.enumerate() {
+        assert_eq!(codes[2 * j], 0, "signer {s}'s set: {codes:?}");
+        let fails = matches!(s % 6, 2 | 3);
+        let code = codes[2 * j + 1];
+        assert_eq!(code != 0, fails, "signer {s} (kind {}): code {code}", s % 6);
     }
     let n = warm_run[0].1.len();
     assert_eq!(codes[n - 3], 0, "the allowed grant applies: {codes:?}");

@@ -32,7 +32,7 @@ use stave::keyspaces::kv::{KvSet, KvdbAction, KvdbOp};
 use stave::tx::Action;
 use world::{fresh, World, CHAIN};
 
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 17] = [
     "kv_set_1",
     "kv_set_64x32",
     "kv_set_64k",
@@ -46,6 +46,10 @@ const KINDS: [&str; 13] = [
     "kv_set_1@1m",
     "kv_set_64x32@1m",
     "kvdb_sadd_64@1m",
+    "kvdb_zadd_64@1m",
+    "kv_token_create@1m",
+    "upload_complete_16@1m",
+    "kv_set_64k@1m",
 ];
 
 /// Keys the `@1m` kinds find in the store.

@@ -5,10 +5,11 @@ use serde::{Deserialize, Serialize};
 use crate::proto::genesis as pb;
 
 /// The gas schedule (domain type of `stave.genesis.v1.GasParams`). A block
-/// at `max_block_gas` of the most expensive valid txs finalises and commits
-/// within 1 s on the reference machine, on an empty store and on one of 1M
-/// keys; `write` is priced at the 1M-key cost of a tree write. The defaults
-/// come from `benches/gas_calibration/`.
+/// at `max_block_gas` of the most expensive valid txs should finalise and
+/// commit within 1 s on the reference machine, on an empty store and on one
+/// of 1M keys; `write` is priced towards the 1M-key cost of a tree write.
+/// The defaults and their figures come from `benches/gas_calibration/`
+/// (BENCHMARKS.md (g)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GasParams {
