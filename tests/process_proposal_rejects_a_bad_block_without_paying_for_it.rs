@@ -10,7 +10,6 @@ use bytes::Bytes;
 use inproc::*;
 use prost::Message;
 use stave::proto::tx as pb;
-use stave::tx::build::sign_tx_with_gas;
 use tendermint::abci::response::ProcessProposal;
 
 fn checks() -> u64 {
@@ -21,17 +20,7 @@ fn checks() -> u64 {
 /// declaring 1M gas, so 250 of them fit `max_block_gas` (10⁹) with room.
 fn block(seeds: std::ops::RangeInclusive<u8>, tag: &str) -> Vec<Bytes> {
     seeds
-        .map(|s| {
-            let action = set(&format!("{tag}{s}"), "v");
-            Bytes::from(sign_tx_with_gas(
-                &key(s),
-                CHAIN,
-                0,
-                vec![action],
-                "",
-                1_000_000,
-            ))
-        })
+        .map(|s| signed_with_gas(s, 0, vec![set(&format!("{tag}{s}"), "v")], 1_000_000))
         .collect()
 }
 

@@ -162,8 +162,8 @@ impl World {
     pub fn prefill(&mut self, n: usize) {
         let start = Instant::now();
         let mut written = 0usize;
+        let per_block = (GasParams::default().max_block_gas / PREFILL_TX_GAS) as usize;
         while written < n {
-            let per_block = (GasParams::default().max_block_gas / PREFILL_TX_GAS) as usize;
             let mut txs = Vec::with_capacity(per_block);
             for i in 0..per_block {
                 if written >= n {

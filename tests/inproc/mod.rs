@@ -60,11 +60,15 @@ pub fn signed(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
 /// writes (the default, 5M, holds about 80).
 pub const LARGE_TX_GAS: u64 = 20_000_000;
 
+/// Like [`signed`], declaring `gas`.
+pub fn signed_with_gas(seed: u8, nonce: u64, actions: Vec<Action>, gas: u64) -> Bytes {
+    let raw = stave::tx::build::sign_tx_with_gas(&key(seed), CHAIN, nonce, actions, "", gas);
+    Bytes::from(raw)
+}
+
 /// Like [`signed`], declaring [`LARGE_TX_GAS`].
 pub fn signed_large(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
-    let raw =
-        stave::tx::build::sign_tx_with_gas(&key(seed), CHAIN, nonce, actions, "", LARGE_TX_GAS);
-    Bytes::from(raw)
+    signed_with_gas(seed, nonce, actions, LARGE_TX_GAS)
 }
 
 /// The storage params scenarios run under unless they set their own: proof
