@@ -23,12 +23,13 @@ use stave::tx::{build::sign_tx_with_gas, Action};
 const CHAIN: &str = "bench";
 
 /// Genesis for this bench: `max_block_gas` raised so that blocks of 5,000
-/// txs fit (the default holds 2,500 txs declaring `TX_GAS`; the calibration is
+/// txs, and prefill blocks of 1,000 txs declaring `PREFILL_TX_GAS`, fit (the
+/// default holds 2,500 txs declaring `TX_GAS`; the calibration is
 /// `benches/gas_calibration/`). Metering still runs on every tx.
-const GENESIS: &[u8] = br#"{"params":{"gas":{"max_block_gas":10000000000},"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#;
+const GENESIS: &[u8] = br#"{"params":{"gas":{"max_block_gas":20000000000},"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#;
 
-/// Declared gas of a prefill tx (64 `kv.Set`s use about 7.8M).
-const PREFILL_TX_GAS: u64 = 9_000_000;
+/// Declared gas of a prefill tx (64 `kv.Set`s use about 9.7M).
+const PREFILL_TX_GAS: u64 = 11_000_000;
 
 /// Declared gas of one measured `kv.Set` tx (it uses less).
 const TX_GAS: u64 = 400_000;

@@ -12,6 +12,7 @@ PACKAGES=(
     build-essential
     pkg-config
     curl
+    flac
 )
 
 missing=()

@@ -37,6 +37,8 @@
 //! - [`local`]: the local store (second RocksDB, content store, processing
 //!   scratch, sync state), its reconciler and peer fetches.
 //! - [`crypto`]: DEK wrapping, stream encryption, the key-encryption key.
+//! - [`media`]: decoding audio, lossless FLAC encoding, content ids, and
+//!   the `transcode-worker` child process that runs them under limits.
 //! - [`par`]: data parallelism on scoped threads, inline for small inputs.
 //! - [`cli`], [`config`], [`node`], [`metrics`], [`client`].
 
@@ -54,6 +56,7 @@ pub mod grpc;
 pub mod keyfile;
 pub mod keyspaces;
 pub mod local;
+pub mod media;
 pub mod metrics;
 pub mod net;
 pub mod node;

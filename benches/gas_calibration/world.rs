@@ -13,8 +13,8 @@ use stave::store::ChainStore;
 use stave::tx::{build::sign_tx_with_gas, Action};
 
 pub const CHAIN: &str = "calibration";
-/// Declared gas of a prefill tx (64 `kv.Set`s use about 7.8M).
-const PREFILL_TX_GAS: u64 = 9_000_000;
+/// Declared gas of a prefill tx (64 `kv.Set`s use about 9.7M).
+const PREFILL_TX_GAS: u64 = 11_000_000;
 
 /// The genesis validators' key seeds.
 pub const VALIDATORS: [u8; 4] = [201, 202, 203, 204];
@@ -157,7 +157,7 @@ impl World {
     }
 
     /// Fills the store with `n` more keys (64 32-byte `kv.Set`s per tx, about
-    /// 7.8M gas each, declaring `PREFILL_TX_GAS`; as many txs per block as
+    /// 9.7M gas each, declaring `PREFILL_TX_GAS`; as many txs per block as
     /// `max_block_gas` holds), untimed.
     pub fn prefill(&mut self, n: usize) {
         let start = Instant::now();

@@ -17,6 +17,7 @@ mod query;
 mod reset;
 mod rights;
 mod rights_query;
+mod transcode_worker;
 mod tx;
 
 use std::path::PathBuf;
@@ -65,11 +66,19 @@ pub enum Command {
     Query(query::QueryCmd),
     /// Send signed txs at a fixed rate and measure commit latency.
     Loadtest(loadtest::LoadtestArgs),
+    /// Transcode one audio file to FLAC under resource limits (the child
+    /// process the upload pipeline starts; not for direct use).
+    #[command(hide = true)]
+    TranscodeWorker(transcode_worker::TranscodeWorkerArgs),
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The worker lowers its own limits first: no runtime, no tracing.
+    if let Command::TranscodeWorker(a) = &cli.command {
+        return transcode_worker::run(a);
+    }
     init_tracing(&cli.command);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -115,5 +124,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tx(c) => tx::run(c, out).await,
         Command::Query(c) => query::run(c, out).await,
         Command::Loadtest(a) => loadtest::run(a, out).await,
+        Command::TranscodeWorker(_) => Ok(()),
     }
 }

@@ -38,7 +38,7 @@ impl Default for GasParams {
             read: 5_000,
             read_byte: 5,
             iter_row: 1_000,
-            write: 50_000,
+            write: 65_000,
             write_byte: 20,
             eval_op: 20,
             compile_weight: 800,

@@ -57,7 +57,7 @@ pub fn signed(seed: u8, nonce: u64, actions: Vec<Action>) -> Bytes {
 }
 
 /// The gas a tx that is alone in its block declares: room for a tx of many
-/// writes (the default, 5M, holds about 80).
+/// writes (the default, 5M, holds about 70).
 pub const LARGE_TX_GAS: u64 = 20_000_000;
 
 /// Like [`signed`], declaring `gas`.

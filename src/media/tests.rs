@@ -1,0 +1,293 @@
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+
+use super::cid::{cid_string, is_raw_cid, parse_cid, raw_cid, RAW_CID_PREFIX};
+use super::decode::PcmSource;
+use super::wav::{music_like, wav_bytes};
+use super::*;
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn decode_all(path: &Path) -> (PcmSource, Vec<i32>) {
+    let mut src = PcmSource::open(path, true).unwrap();
+    let (mut all, mut buf) = (Vec::new(), Vec::new());
+    while src.next_chunk(&mut buf).unwrap() {
+        all.extend_from_slice(&buf);
+    }
+    (src, all)
+}
+
+fn refusal(bytes: &[u8], limits: &Limits) -> &'static str {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.wav", bytes);
+    let out = dir.path().join("out.flac");
+    let err = transcode_to_flac(&input, &out, limits).unwrap_err();
+    assert!(!out.exists(), "{err}: output left behind");
+    assert!(
+        !dir.path().join("out.flac.part").exists(),
+        "{err}: .part left behind"
+    );
+    err.code()
+}
+
+#[test]
+fn cids_match_published_vectors() {
+    // cid 0.11.3, tests/lib.rs and README.md: CIDv1, raw, sha2-256.
+    for (input, want) in [
+        (
+            &b"foo"[..],
+            "bafkreibme22gw2h7y2h7tg2fhqotaqjucnbc24deqo72b6mkl2egezxhvy",
+        ),
+        (
+            &b"beep boop"[..],
+            "bafkreieq5jui4j25lacwomsqgjeswwl3y5zcdrresptwgmfylxo2depppq",
+        ),
+    ] {
+        let raw = raw_cid(input);
+        assert_eq!(raw[..4], RAW_CID_PREFIX);
+        assert!(is_raw_cid(&raw));
+        assert_eq!(cid_string(&raw), want);
+        assert_eq!(parse_cid(want).unwrap(), raw);
+        let c = ::cid::Cid::try_from(want).unwrap();
+        assert_eq!(c.to_bytes(), raw.to_vec());
+    }
+}
+
+#[test]
+fn only_the_canonical_raw_sha256_form_parses() {
+    let raw = raw_cid(b"foo");
+    let mh = ::cid::multihash::Multihash::<64>::wrap(0x12, &raw[4..]).unwrap();
+    let dag_pb = ::cid::Cid::new_v1(0x70, mh).to_string();
+    let upper = cid_string(&raw).to_uppercase();
+    let base58 = ::cid::Cid::new_v1(0x55, mh)
+        .to_string_of_base(multibase_base58())
+        .unwrap();
+    for bad in [dag_pb.as_str(), upper.as_str(), base58.as_str(), "bafk", ""] {
+        assert!(parse_cid(bad).is_err(), "{bad} parsed");
+    }
+    assert!(!is_raw_cid(&raw[..35]));
+    let mut other = raw;
+    other[1] = 0x70;
+    assert!(!is_raw_cid(&other));
+}
+
+fn multibase_base58() -> ::cid::multibase::Base {
+    ::cid::multibase::Base::Base58Btc
+}
+
+fn round_trip(rate: u32, channels: u16, bits: u16, samples: &[i32]) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(
+        dir.path(),
+        "in.wav",
+        &wav_bytes(rate, channels, bits, samples),
+    );
+    let out = dir.path().join("out.flac");
+    let t = transcode_to_flac(&input, &out, &Limits::default()).unwrap();
+    assert_eq!(t.facts.sample_rate, rate);
+    assert_eq!(t.facts.channels, u32::from(channels));
+    assert_eq!(t.facts.bits_per_sample, u32::from(bits));
+    assert_eq!(
+        t.facts.frames,
+        (samples.len() / usize::from(channels)) as u64
+    );
+    assert!(t.facts.lossless_source);
+    let (mut src, pcm) = decode_all(&out);
+    assert_eq!(src.codec, "flac");
+    assert_eq!(pcm, samples, "{rate} Hz, {channels} ch, {bits} bits");
+    assert_eq!(src.finish(), Some(true));
+    assert_eq!(t.flac_cid, raw_cid(&std::fs::read(&out).unwrap()));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn flac_round_trip_is_lossless(
+        rate in prop::sample::select(vec![8_000u32, 11_025, 22_050, 44_100, 48_000, 88_200, 96_000]),
+        channels in 1u16..=2,
+        bits in prop::sample::select(vec![8u16, 16, 24]),
+        frames in 1usize..10_000,
+        seed in any::<u64>(),
+    ) {
+        let max = 1i64 << (bits - 1);
+        let mut x = seed | 1;
+        let samples: Vec<i32> = (0..frames * usize::from(channels))
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ((x % (2 * max as u64)) as i64 - max) as i32
+            })
+            .collect();
+        round_trip(rate, channels, bits, &samples);
+    }
+}
+
+#[test]
+fn extremes_and_silence_round_trip() {
+    for bits in [8u16, 16, 24] {
+        let max = (1i32 << (bits - 1)) - 1;
+        let min = -(1i32 << (bits - 1));
+        let samples: Vec<i32> = (0..9000).map(|i| [min, max, 0, -1][i % 4]).collect();
+        round_trip(44_100, 2, bits, &samples);
+        round_trip(48_000, 1, bits, &vec![0; 4096 * 3]);
+    }
+}
+
+#[test]
+fn music_like_signal_compresses_to_at_most_70_percent() {
+    let samples = music_like(44_100, 2, 16, 44_100 * 20);
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.wav", &wav_bytes(44_100, 2, 16, &samples));
+    let out = dir.path().join("out.flac");
+    let t = transcode_to_flac(&input, &out, &Limits::default()).unwrap();
+    let pcm_bytes = samples.len() as u64 * 2;
+    assert!(
+        t.flac_bytes * 100 <= pcm_bytes * 70,
+        "{} of {pcm_bytes} PCM bytes",
+        t.flac_bytes
+    );
+}
+
+#[test]
+fn the_same_input_gives_the_same_flac_cid() {
+    let samples = music_like(48_000, 2, 24, 30_000);
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.wav", &wav_bytes(48_000, 2, 24, &samples));
+    let a = transcode_to_flac(&input, &dir.path().join("a.flac"), &Limits::default()).unwrap();
+    let b = transcode_to_flac(&input, &dir.path().join("b.flac"), &Limits::default()).unwrap();
+    assert_eq!(a, b);
+    // A FLAC source transcodes to the same PCM, and says it came from FLAC.
+    let c = transcode_to_flac(
+        &dir.path().join("a.flac"),
+        &dir.path().join("c.flac"),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(c.pcm_sha256, a.pcm_sha256);
+    assert_eq!(c.facts.source_codec, "flac");
+}
+
+#[test]
+fn the_flac_passes_the_reference_decoder() {
+    let Some(flac) = reference_flac() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (rate, ch, bits, frames) in [
+        (44_100u32, 2u16, 16u16, 100_000u64),
+        (96_000, 1, 24, 5_000),
+        (8_000, 2, 8, 4_097),
+    ] {
+        let samples = music_like(rate, ch, bits, frames);
+        let input = write(dir.path(), "in.wav", &wav_bytes(rate, ch, bits, &samples));
+        let out = dir.path().join("out.flac");
+        transcode_to_flac(&input, &out, &Limits::default()).unwrap();
+        let o = std::process::Command::new(&flac)
+            .arg("-t")
+            .arg("-s")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "flac -t: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::remove_file(&out).unwrap();
+    }
+}
+
+/// Debian's `flac`, or `None` outside CI when it is missing.
+fn reference_flac() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("flac"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "`flac` is not installed (apt-get install flac)"
+        );
+        eprintln!("skipping: `flac` is not installed");
+    }
+    found
+}
+
+#[test]
+fn bad_inputs_are_refused_with_their_own_code_and_leave_nothing() {
+    let good = wav_bytes(44_100, 2, 16, &music_like(44_100, 2, 16, 20_000));
+    let limits = Limits::default();
+    assert_eq!(refusal(b"", &limits), "EMPTY");
+    assert_eq!(
+        refusal(b"this is not audio, just some text\n", &limits),
+        "NOT_AUDIO"
+    );
+    // Cut in the middle of the data chunk: the header declares more.
+    assert_eq!(refusal(&good[..good.len() / 2], &limits), "CORRUPT");
+    // A data chunk size larger than the file.
+    let mut lying = good.clone();
+    lying[40..44].copy_from_slice(&(u32::MAX - 100).to_le_bytes());
+    assert_eq!(refusal(&lying, &limits), "CORRUPT");
+    // Only the header.
+    assert_eq!(refusal(&good[..44], &limits), "CORRUPT");
+    let tight = Limits {
+        max_input_bytes: 1000,
+        ..limits
+    };
+    assert_eq!(refusal(&good, &tight), "TOO_LARGE");
+    let short = Limits {
+        max_frames: 10_000,
+        ..limits
+    };
+    assert_eq!(refusal(&good, &short), "TOO_LONG");
+    let hi_res = wav_bytes(192_000, 2, 16, &[0; 2000]);
+    assert_eq!(refusal(&hi_res, &limits), "UNSUPPORTED");
+    let mut zero_frames = wav_bytes(44_100, 2, 16, &[]);
+    zero_frames.truncate(44);
+    assert_eq!(refusal(&zero_frames, &limits), "NO_SAMPLES");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Mutated WAV and FLAC files: a result or a refusal, never a panic,
+    /// and a refusal leaves nothing behind.
+    #[test]
+    fn mutated_inputs_never_panic(
+        flac_source in any::<bool>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..12),
+        cut in any::<prop::sample::Index>(),
+        do_cut in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let wav = wav_bytes(22_050, 2, 16, &music_like(22_050, 2, 16, 9_000));
+        let mut bytes = if flac_source {
+            let input = write(dir.path(), "src.wav", &wav);
+            let out = dir.path().join("src.flac");
+            transcode_to_flac(&input, &out, &Limits::default()).unwrap();
+            std::fs::read(&out).unwrap()
+        } else {
+            wav
+        };
+        for (at, b) in edits {
+            let i = at.index(bytes.len());
+            bytes[i] = b;
+        }
+        if do_cut {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        let input = write(dir.path(), if flac_source { "in.flac" } else { "in.wav" }, &bytes);
+        let out = dir.path().join("out.flac");
+        let r = std::panic::catch_unwind(|| transcode_to_flac(&input, &out, &Limits::default()));
+        prop_assert!(r.is_ok(), "panicked");
+        if let Ok(Err(_)) = r {
+            prop_assert!(!out.exists());
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! The transcode worker: untrusted audio is decoded in a child process,
+//! `stave transcode-worker`, never in the node.
+//!
+//! The child first lowers its own resource limits (address space, CPU
+//! seconds, file size), then transcodes and prints one JSON line: the
+//! result, or the refusal with its [`MediaError::code`]. The parent waits
+//! at most a wall-clock budget. A child that crashes, is killed by a limit,
+//! overruns the budget or prints nothing usable is a `DECODER` failure: the
+//! node itself is untouched. The limits contain crashes and resource use
+//! only; the child is not a sandbox (same user, same files), so it decodes
+//! with the node's privileges.
+//!
+//! The parent does not take the reply on trust: it hashes the FLAC itself
+//! and compares the cid and length, and a refusal code it does not know
+//! becomes `DECODER`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{
+    getrlimit, set_parent_process_death_signal, setrlimit, Resource, Rlimit, Signal,
+};
+use serde::{Deserialize, Serialize};
+
+use super::cid::{raw_cid_of_file, RawCid};
+use super::flac::check_format;
+use super::{transcode_to_flac, AudioFacts, Limits, Transcoded};
+
+/// The child's resource limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerLimits {
+    /// RLIMIT_AS, bytes of address space.
+    pub address_space: u64,
+    /// RLIMIT_CPU, seconds of CPU time.
+    pub cpu_secs: u64,
+    /// RLIMIT_FSIZE, bytes of the largest file the child may write.
+    pub file_size: u64,
+    /// Wall-clock time the parent waits before it kills the child.
+    pub wall: Duration,
+}
+
+impl Default for WorkerLimits {
+    fn default() -> Self {
+        WorkerLimits {
+            address_space: 1 << 30,
+            cpu_secs: 300,
+            file_size: 4 << 30,
+            wall: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Why a worker run produced no FLAC.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The input was refused (a [`super::MediaError`] code and its message).
+    #[error("{code}: {message}")]
+    Refused { code: String, message: String },
+    /// The child crashed, hit a limit, overran its time or answered
+    /// nonsense.
+    #[error("DECODER: the transcode worker failed: {0}")]
+    Decoder(String),
+}
+
+impl WorkerError {
+    /// The stable code: the refusal's, or `DECODER`.
+    pub fn code(&self) -> &str {
+        match self {
+            WorkerError::Refused { code, .. } => code,
+            WorkerError::Decoder(_) => "DECODER",
+        }
+    }
+}
+
+/// The child's one line of output.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Reply {
+    Done {
+        sample_rate: u32,
+        channels: u32,
+        bits_per_sample: u32,
+        frames: u64,
+        source_codec: String,
+        lossless_source: bool,
+        flac_cid: String,
+        flac_bytes: u64,
+        pcm_sha256: String,
+    },
+    Refused {
+        code: String,
+        message: String,
+    },
+}
+
+impl From<&Transcoded> for Reply {
+    fn from(t: &Transcoded) -> Self {
+        Reply::Done {
+            sample_rate: t.facts.sample_rate,
+            channels: t.facts.channels,
+            bits_per_sample: t.facts.bits_per_sample,
+            frames: t.facts.frames,
+            source_codec: t.facts.source_codec.clone(),
+            lossless_source: t.facts.lossless_source,
+            flac_cid: hex::encode(t.flac_cid),
+            flac_bytes: t.flac_bytes,
+            pcm_sha256: hex::encode(t.pcm_sha256),
+        }
+    }
+}
+
+fn hex_array<const N: usize>(s: &str) -> Option<[u8; N]> {
+    hex::decode(s).ok()?.try_into().ok()
+}
+
+impl Reply {
+    fn into_result(self) -> Result<Transcoded, WorkerError> {
+        match self {
+            Reply::Refused { code, message } if REFUSAL_CODES.contains(&code.as_str()) => {
+                Err(WorkerError::Refused { code, message })
+            }
+            Reply::Refused { code, message } => Err(WorkerError::Decoder(format!(
+                "unknown refusal code {code:?}: {message:?}"
+            ))),
+            Reply::Done {
+                sample_rate,
+                channels,
+                bits_per_sample,
+                frames,
+                source_codec,
+                lossless_source,
+                flac_cid,
+                flac_bytes,
+                pcm_sha256,
+            } => {
+                let bad = || WorkerError::Decoder("a malformed digest in the reply".into());
+                let flac_cid: RawCid = hex_array(&flac_cid).ok_or_else(bad)?;
+                let pcm_sha256 = hex_array(&pcm_sha256).ok_or_else(bad)?;
+                Ok(Transcoded {
+                    facts: AudioFacts {
+                        sample_rate,
+                        channels,
+                        bits_per_sample,
+                        frames,
+                        source_codec,
+                        lossless_source,
+                    },
+                    flac_cid,
+                    flac_bytes,
+                    pcm_sha256,
+                })
+            }
+        }
+    }
+}
+
+/// Lowers a limit to `value`, or to the hard limit already in force if that
+/// is lower (raising it would need privileges).
+fn limit(resource: Resource, value: u64) -> Result<(), String> {
+    let value = getrlimit(resource)
+        .maximum
+        .map_or(value, |hard| hard.min(value));
+    let l = Rlimit {
+        current: Some(value),
+        maximum: Some(value),
+    };
+    setrlimit(resource, l).map_err(|e| format!("setrlimit {resource:?} {value}: {e}"))
+}
+
+/// The child's first step: lowers its own limits, then replaces itself with
+/// `exe` and the same arguments plus `--limited`, which start under them.
+/// Returns only on failure.
+pub fn reexec_limited(wl: &WorkerLimits) -> ExitCode {
+    // No core dumps: they would hold the uploader's audio.
+    let applied = limit(Resource::Core, 0)
+        .and_then(|()| limit(Resource::As, wl.address_space))
+        .and_then(|()| limit(Resource::Cpu, wl.cpu_secs))
+        .and_then(|()| limit(Resource::Fsize, wl.file_size))
+        .and_then(|()| {
+            // Dies with the node rather than running on.
+            set_parent_process_death_signal(Some(Signal::KILL))
+                .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))
+        });
+    if let Err(e) = applied {
+        eprintln!("transcode-worker: {e}");
+        return ExitCode::FAILURE;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("transcode-worker: current_exe: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let err = std::os::unix::process::CommandExt::exec(
+        Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .arg("--limited"),
+    );
+    eprintln!("transcode-worker: exec under limits: {err}");
+    ExitCode::FAILURE
+}
+
+/// The child under its limits: transcodes and prints the reply. Exits 0
+/// for a result or a refusal; any other exit is a failure of the worker.
+pub fn worker_main(input: &Path, output: &Path, limits: &Limits) -> ExitCode {
+    let reply = match transcode_to_flac(input, output, limits) {
+        Ok(t) => Reply::from(&t),
+        Err(e) => Reply::Refused {
+            code: e.code().to_string(),
+            message: e.to_string(),
+        },
+    };
+    match serde_json::to_string(&reply) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("transcode-worker: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The arguments of `stave transcode-worker` for one run.
+pub fn worker_args(input: &Path, output: &Path, limits: &Limits, wl: &WorkerLimits) -> Vec<String> {
+    vec![
+        "transcode-worker".into(),
+        "--input".into(),
+        input.display().to_string(),
+        "--flac".into(),
+        output.display().to_string(),
+        "--max-input-bytes".into(),
+        limits.max_input_bytes.to_string(),
+        "--max-frames".into(),
+        limits.max_frames.to_string(),
+        "--address-space".into(),
+        wl.address_space.to_string(),
+        "--cpu-secs".into(),
+        wl.cpu_secs.to_string(),
+        "--file-size".into(),
+        wl.file_size.to_string(),
+    ]
+}
+
+/// The parent's side: runs `exe transcode-worker` on `input` and waits for
+/// its reply. Blocking; call it off the async runtime.
+pub fn run_worker(
+    exe: &Path,
+    input: &Path,
+    output: &Path,
+    limits: &Limits,
+    wl: &WorkerLimits,
+) -> Result<Transcoded, WorkerError> {
+    let spawn = Command::new(exe)
+        .args(worker_args(input, output, limits, wl))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child =
+        spawn.map_err(|e| WorkerError::Decoder(format!("spawn {}: {e}", exe.display())))?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let deadline = Instant::now() + wl.wall;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                remove_outputs(output);
+                return Err(WorkerError::Decoder(format!(
+                    "no answer within {} s",
+                    wl.wall.as_secs()
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                remove_outputs(output);
+                return Err(WorkerError::Decoder(format!("wait: {e}")));
+            }
+        }
+    };
+    let out = stdout.join().unwrap_or_default();
+    let err = stderr.join().unwrap_or_default();
+    // The last line is the reply; anything a dependency printed before it
+    // is ignored.
+    let reply = status
+        .success()
+        .then(|| {
+            out.lines()
+                .last()
+                .and_then(|l| serde_json::from_str::<Reply>(l).ok())
+        })
+        .flatten();
+    let checked = reply.map(|r| r.into_result().and_then(|t| check_reply(t, output)));
+    if let Some(Err(WorkerError::Decoder(_))) = &checked {
+        remove_outputs(output);
+    }
+    match checked {
+        Some(r) => r,
+        None => {
+            remove_outputs(output);
+            let tail: String = err
+                .chars()
+                .rev()
+                .take(400)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            Err(WorkerError::Decoder(format!("{status}: {:?}", tail.trim())))
+        }
+    }
+}
+
+/// Takes a child's result only if the file it names is there and is what
+/// the child says, and its facts are a format the encoder takes.
+fn check_reply(t: Transcoded, output: &Path) -> Result<Transcoded, WorkerError> {
+    let (cid, len) = raw_cid_of_file(output)
+        .map_err(|e| WorkerError::Decoder(format!("the reply's FLAC: {e}")))?;
+    if cid != t.flac_cid || len != t.flac_bytes {
+        return Err(WorkerError::Decoder(format!(
+            "the reply says {} ({} bytes), the file is {} ({len} bytes)",
+            hex::encode(t.flac_cid),
+            t.flac_bytes,
+            hex::encode(cid)
+        )));
+    }
+    let f = &t.facts;
+    check_format(f.sample_rate, f.channels, f.bits_per_sample)
+        .map_err(|e| WorkerError::Decoder(format!("the reply's facts: {e}")))?;
+    Ok(t)
+}
+
+/// Refusal codes a child may send; any other is a worker failure.
+const REFUSAL_CODES: &[&str] = &[
+    "EMPTY",
+    "TOO_LARGE",
+    "TOO_LONG",
+    "NOT_AUDIO",
+    "CORRUPT",
+    "UNSUPPORTED",
+    "NO_SAMPLES",
+    "MISMATCH",
+    "ENCODE",
+    "IO",
+];
+
+/// Removes whatever a failed child left: the FLAC and its `.part`.
+fn remove_outputs(output: &Path) {
+    let _ = std::fs::remove_file(output);
+    let _ = std::fs::remove_file(super::transcode::part_path(output));
+}
+
+/// Reads a pipe on its own thread, up to 1 MiB; the pipe is closed after
+/// that, so a child writing more fails.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(p) = pipe {
+            let _ = p.take(1 << 20).read_to_string(&mut s);
+        }
+        s
+    })
+}
+
+/// The path of the running `stave` binary, to start workers from.
+pub fn current_exe() -> Result<PathBuf, WorkerError> {
+    std::env::current_exe().map_err(|e| WorkerError::Decoder(format!("current_exe: {e}")))
+}

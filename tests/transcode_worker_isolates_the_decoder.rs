@@ -1,0 +1,85 @@
+//! The transcode worker (issue 21): untrusted audio is decoded by the real
+//! `stave transcode-worker` child process under resource limits. A refusal
+//! comes back with its code; a child that dies (here: an address-space
+//! limit too small to start, a file-size limit it passes, or a wall-clock
+//! budget overrun) is a `DECODER` failure that leaves no output, and the
+//! caller carries on.
+
+use std::path::Path;
+use std::time::Duration;
+
+use stave::media::wav::{music_like, wav_bytes};
+use stave::media::worker::{run_worker, WorkerLimits};
+use stave::media::{transcode_to_flac, Limits};
+
+fn exe() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stave"))
+}
+
+#[test]
+fn the_worker_transcodes_like_the_library_and_refuses_with_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.wav");
+    std::fs::write(
+        &input,
+        wav_bytes(44_100, 2, 16, &music_like(44_100, 2, 16, 50_000)),
+    )
+    .unwrap();
+    let (limits, wl) = (Limits::default(), WorkerLimits::default());
+    let got = run_worker(exe(), &input, &dir.path().join("w.flac"), &limits, &wl).unwrap();
+    let want = transcode_to_flac(&input, &dir.path().join("l.flac"), &limits).unwrap();
+    assert_eq!(got, want);
+    assert_eq!(
+        std::fs::read(dir.path().join("w.flac")).unwrap(),
+        std::fs::read(dir.path().join("l.flac")).unwrap()
+    );
+
+    for (bytes, code) in [
+        (&b"no audio here, only text"[..], "NOT_AUDIO"),
+        (&b"RIFF\x10\0\0\0WAVEjunkjunkjunk"[..], "CORRUPT"),
+        (&b""[..], "EMPTY"),
+    ] {
+        let junk = dir.path().join("junk.wav");
+        std::fs::write(&junk, bytes).unwrap();
+        let err = run_worker(exe(), &junk, &dir.path().join("j.flac"), &limits, &wl).unwrap_err();
+        assert_eq!(err.code(), code, "{err}");
+        assert!(!dir.path().join("j.flac").exists());
+    }
+}
+
+#[test]
+fn a_worker_that_dies_or_overruns_is_a_decoder_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.wav");
+    std::fs::write(
+        &input,
+        wav_bytes(48_000, 2, 24, &music_like(48_000, 2, 24, 400_000)),
+    )
+    .unwrap();
+    let out = dir.path().join("out.flac");
+    let starved = WorkerLimits {
+        address_space: 16 << 20,
+        ..WorkerLimits::default()
+    };
+    let err = run_worker(exe(), &input, &out, &Limits::default(), &starved).unwrap_err();
+    assert_eq!(err.code(), "DECODER", "{err}");
+    assert!(!out.exists());
+
+    let small_files = WorkerLimits {
+        file_size: 4096,
+        ..WorkerLimits::default()
+    };
+    let err = run_worker(exe(), &input, &out, &Limits::default(), &small_files).unwrap_err();
+    assert_eq!(err.code(), "DECODER", "{err}");
+    assert!(!out.exists());
+    assert!(!dir.path().join("out.flac.part").exists());
+
+    let hurried = WorkerLimits {
+        wall: Duration::from_millis(1),
+        ..WorkerLimits::default()
+    };
+    let err = run_worker(exe(), &input, &out, &Limits::default(), &hurried).unwrap_err();
+    assert_eq!(err.code(), "DECODER", "{err}");
+    assert!(!out.exists());
+    assert!(!dir.path().join("out.flac.part").exists());
+}
