@@ -38,7 +38,7 @@ fn first_block() -> Vec<bytes::Bytes> {
     let tokens = (0..4)
         .map(|i| create(TOKENS, &format!("k{i}"), "v", &["shared", "t"], 1))
         .collect();
-    vec![signed(OWNER, 0, casbin), signed(TOKENS, 0, tokens)]
+    vec![signed(OWNER, 0, casbin), signed_large(TOKENS, 0, tokens)]
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,7 +6,8 @@
 //! shifted back by `32 - bits_per_sample`. For a lossless source the bits
 //! shifted out must be zero, or the file holds more than it declares. A
 //! lossy source (MP3, AAC, Vorbis) decodes to floats and has no bit depth:
-//! it becomes 16-bit PCM.
+//! it becomes 16-bit PCM. Float PCM becomes 24-bit PCM; neither is called
+//! lossless in the facts.
 
 use std::fs::File;
 use std::path::Path;
@@ -22,6 +23,9 @@ use super::MediaError;
 
 /// The bit depth a lossy source is decoded to.
 pub const LOSSY_BITS: u32 = 16;
+
+/// The bit depth float PCM is quantised to.
+pub const FLOAT_BITS: u32 = 24;
 
 /// An open audio file, decoding one packet per [`PcmSource::next_chunk`].
 pub struct PcmSource {
@@ -102,8 +106,16 @@ impl PcmSource {
         declared_frames: Option<u64>,
     ) -> Result<Self, MediaError> {
         let p = decoder.codec_params();
-        let lossless = p.bits_per_sample.is_some();
-        let bits = p.bits_per_sample.unwrap_or(LOSSY_BITS);
+        let codec = decoder.codec_info().short_name.to_string();
+        // Float PCM (a common export format for masters) is quantised to
+        // 24 bits, and is not called lossless.
+        let float = codec.starts_with("pcm_f");
+        let lossless = p.bits_per_sample.is_some() && !float;
+        let bits = match p.bits_per_sample {
+            _ if float => FLOAT_BITS,
+            Some(b) => b,
+            None => LOSSY_BITS,
+        };
         if !(1..=32).contains(&bits) {
             return Err(MediaError::Unsupported(format!("{bits} bits per sample")));
         }
@@ -117,7 +129,6 @@ impl PcmSource {
             .map(|c| c.count())
             .filter(|c| *c > 0)
             .ok_or_else(|| MediaError::NotAudio("no channels".into()))?;
-        let codec = decoder.codec_info().short_name.to_string();
         Ok(PcmSource {
             format,
             decoder,

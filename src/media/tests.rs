@@ -183,6 +183,8 @@ fn the_flac_passes_the_reference_decoder() {
         (44_100u32, 2u16, 16u16, 100_000u64),
         (96_000, 1, 24, 5_000),
         (8_000, 2, 8, 4_097),
+        (48_000, 2, 16, 1),
+        (48_000, 1, 24, 100),
     ] {
         let samples = music_like(rate, ch, bits, frames);
         let input = write(dir.path(), "in.wav", &wav_bytes(rate, ch, bits, &samples));
@@ -288,6 +290,47 @@ proptest! {
         prop_assert!(r.is_ok(), "panicked");
         if let Ok(Err(_)) = r {
             prop_assert!(!out.exists());
+            prop_assert!(!dir.path().join("out.flac.part").exists());
         }
     }
+}
+
+/// A WAV of 32-bit floats (format tag 3).
+fn float_wav(rate: u32, channels: u16, samples: &[f32]) -> Vec<u8> {
+    let data = (samples.len() * 4) as u32;
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(36 + data).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&3u16.to_le_bytes());
+    out.extend_from_slice(&channels.to_le_bytes());
+    out.extend_from_slice(&rate.to_le_bytes());
+    out.extend_from_slice(&(rate * 4 * u32::from(channels)).to_le_bytes());
+    out.extend_from_slice(&(4 * channels).to_le_bytes());
+    out.extend_from_slice(&32u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&data.to_le_bytes());
+    for s in samples {
+        out.extend_from_slice(&s.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn float_pcm_becomes_24_bit_and_is_not_called_lossless() {
+    let dir = tempfile::tempdir().unwrap();
+    let floats: Vec<f32> = [0.0f32, 0.5, -0.5, 0.25].repeat(3000);
+    let input = write(dir.path(), "in.wav", &float_wav(48_000, 2, &floats));
+    let out = dir.path().join("out.flac");
+    let t = transcode_to_flac(&input, &out, &Limits::default()).unwrap();
+    assert_eq!(t.facts.bits_per_sample, 24);
+    assert!(!t.facts.lossless_source);
+    assert!(
+        t.facts.source_codec.starts_with("pcm_f"),
+        "{}",
+        t.facts.source_codec
+    );
+    let (_, pcm) = decode_all(&out);
+    let want: Vec<i32> = [0, 1 << 22, -(1 << 22), 1 << 21].repeat(3000);
+    assert_eq!(pcm, want);
 }

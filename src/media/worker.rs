@@ -14,6 +14,7 @@
 //! and compares the cid and length, and a refusal code it does not know
 //! becomes `DECODER`.
 
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -187,15 +188,9 @@ pub fn reexec_limited(wl: &WorkerLimits) -> ExitCode {
         eprintln!("transcode-worker: {e}");
         return ExitCode::FAILURE;
     }
-    let exe = match std::env::current_exe() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("transcode-worker: current_exe: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    // The running image itself, even if its file was replaced since.
     let err = std::os::unix::process::CommandExt::exec(
-        Command::new(exe)
+        Command::new("/proc/self/exe")
             .args(std::env::args_os().skip(1))
             .arg("--limited"),
     );
@@ -225,24 +220,30 @@ pub fn worker_main(input: &Path, output: &Path, limits: &Limits) -> ExitCode {
     }
 }
 
+/// `--name=<value>`, keeping a path's bytes as they are and never taken
+/// for a flag.
+fn flag(name: &str, value: impl AsRef<OsStr>) -> OsString {
+    let mut s = OsString::from(format!("--{name}="));
+    s.push(value);
+    s
+}
+
 /// The arguments of `stave transcode-worker` for one run.
-pub fn worker_args(input: &Path, output: &Path, limits: &Limits, wl: &WorkerLimits) -> Vec<String> {
+pub fn worker_args(
+    input: &Path,
+    output: &Path,
+    limits: &Limits,
+    wl: &WorkerLimits,
+) -> Vec<OsString> {
     vec![
         "transcode-worker".into(),
-        "--input".into(),
-        input.display().to_string(),
-        "--flac".into(),
-        output.display().to_string(),
-        "--max-input-bytes".into(),
-        limits.max_input_bytes.to_string(),
-        "--max-frames".into(),
-        limits.max_frames.to_string(),
-        "--address-space".into(),
-        wl.address_space.to_string(),
-        "--cpu-secs".into(),
-        wl.cpu_secs.to_string(),
-        "--file-size".into(),
-        wl.file_size.to_string(),
+        flag("input", input),
+        flag("flac", output),
+        flag("max-input-bytes", limits.max_input_bytes.to_string()),
+        flag("max-frames", limits.max_frames.to_string()),
+        flag("address-space", wl.address_space.to_string()),
+        flag("cpu-secs", wl.cpu_secs.to_string()),
+        flag("file-size", wl.file_size.to_string()),
     ]
 }
 
