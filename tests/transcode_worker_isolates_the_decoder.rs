@@ -5,7 +5,7 @@
 //! budget overrun) is a `DECODER` failure that leaves no output, and the
 //! caller carries on.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use stave::media::wav::{music_like, wav_bytes};
@@ -16,15 +16,18 @@ fn exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_stave"))
 }
 
+/// A music-like WAV at `dir/in.wav`.
+fn music_wav(dir: &Path, rate: u32, ch: u16, bits: u16, frames: u64) -> PathBuf {
+    let input = dir.join("in.wav");
+    let samples = music_like(rate, ch, bits, frames);
+    std::fs::write(&input, wav_bytes(rate, ch, bits, &samples)).unwrap();
+    input
+}
+
 #[test]
 fn the_worker_transcodes_like_the_library_and_refuses_with_codes() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.wav");
-    std::fs::write(
-        &input,
-        wav_bytes(44_100, 2, 16, &music_like(44_100, 2, 16, 50_000)),
-    )
-    .unwrap();
+    let input = music_wav(dir.path(), 44_100, 2, 16, 50_000);
     let (limits, wl) = (Limits::default(), WorkerLimits::default());
     let got = run_worker(exe(), &input, &dir.path().join("w.flac"), &limits, &wl).unwrap();
     let want = transcode_to_flac(&input, &dir.path().join("l.flac"), &limits).unwrap();
@@ -50,12 +53,7 @@ fn the_worker_transcodes_like_the_library_and_refuses_with_codes() {
 #[test]
 fn a_worker_that_dies_or_overruns_is_a_decoder_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.wav");
-    std::fs::write(
-        &input,
-        wav_bytes(48_000, 2, 24, &music_like(48_000, 2, 24, 400_000)),
-    )
-    .unwrap();
+    let input = music_wav(dir.path(), 48_000, 2, 24, 400_000);
     let out = dir.path().join("out.flac");
     let starved = WorkerLimits {
         address_space: 16 << 20,

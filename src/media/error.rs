@@ -33,6 +33,21 @@ pub enum MediaError {
 }
 
 impl MediaError {
+    /// Every code [`MediaError::code`] gives; a worker's reply naming any
+    /// other is not taken as a refusal.
+    pub const CODES: &'static [&'static str] = &[
+        "EMPTY",
+        "TOO_LARGE",
+        "TOO_LONG",
+        "NOT_AUDIO",
+        "CORRUPT",
+        "UNSUPPORTED",
+        "NO_SAMPLES",
+        "MISMATCH",
+        "ENCODE",
+        "IO",
+    ];
+
     /// A stable name for the reason, for job records, logs and metrics.
     pub fn code(&self) -> &'static str {
         match self {

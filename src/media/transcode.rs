@@ -38,7 +38,7 @@ impl Default for Limits {
 }
 
 /// What the manifest records about the audio.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AudioFacts {
     pub sample_rate: u32,
     pub channels: u32,

@@ -16,7 +16,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cid::{raw_cid_of_file, RawCid};
 use super::flac::check_format;
-use super::{transcode_to_flac, AudioFacts, Limits, Transcoded};
+use super::{transcode_to_flac, AudioFacts, Limits, MediaError, Transcoded};
 
 /// The child's resource limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,12 +80,7 @@ impl WorkerError {
 #[serde(rename_all = "snake_case")]
 enum Reply {
     Done {
-        sample_rate: u32,
-        channels: u32,
-        bits_per_sample: u32,
-        frames: u64,
-        source_codec: String,
-        lossless_source: bool,
+        facts: AudioFacts,
         flac_cid: String,
         flac_bytes: u64,
         pcm_sha256: String,
@@ -99,12 +94,7 @@ enum Reply {
 impl From<&Transcoded> for Reply {
     fn from(t: &Transcoded) -> Self {
         Reply::Done {
-            sample_rate: t.facts.sample_rate,
-            channels: t.facts.channels,
-            bits_per_sample: t.facts.bits_per_sample,
-            frames: t.facts.frames,
-            source_codec: t.facts.source_codec.clone(),
-            lossless_source: t.facts.lossless_source,
+            facts: t.facts.clone(),
             flac_cid: hex::encode(t.flac_cid),
             flac_bytes: t.flac_bytes,
             pcm_sha256: hex::encode(t.pcm_sha256),
@@ -119,19 +109,14 @@ fn hex_array<const N: usize>(s: &str) -> Option<[u8; N]> {
 impl Reply {
     fn into_result(self) -> Result<Transcoded, WorkerError> {
         match self {
-            Reply::Refused { code, message } if REFUSAL_CODES.contains(&code.as_str()) => {
+            Reply::Refused { code, message } if MediaError::CODES.contains(&code.as_str()) => {
                 Err(WorkerError::Refused { code, message })
             }
             Reply::Refused { code, message } => Err(WorkerError::Decoder(format!(
                 "unknown refusal code {code:?}: {message:?}"
             ))),
             Reply::Done {
-                sample_rate,
-                channels,
-                bits_per_sample,
-                frames,
-                source_codec,
-                lossless_source,
+                facts,
                 flac_cid,
                 flac_bytes,
                 pcm_sha256,
@@ -140,14 +125,7 @@ impl Reply {
                 let flac_cid: RawCid = hex_array(&flac_cid).ok_or_else(bad)?;
                 let pcm_sha256 = hex_array(&pcm_sha256).ok_or_else(bad)?;
                 Ok(Transcoded {
-                    facts: AudioFacts {
-                        sample_rate,
-                        channels,
-                        bits_per_sample,
-                        frames,
-                        source_codec,
-                        lossless_source,
-                    },
+                    facts,
                     flac_cid,
                     flac_bytes,
                     pcm_sha256,
@@ -340,20 +318,6 @@ fn check_reply(t: Transcoded, output: &Path) -> Result<Transcoded, WorkerError> 
     Ok(t)
 }
 
-/// Refusal codes a child may send; any other is a worker failure.
-const REFUSAL_CODES: &[&str] = &[
-    "EMPTY",
-    "TOO_LARGE",
-    "TOO_LONG",
-    "NOT_AUDIO",
-    "CORRUPT",
-    "UNSUPPORTED",
-    "NO_SAMPLES",
-    "MISMATCH",
-    "ENCODE",
-    "IO",
-];
-
 /// Removes whatever a failed child left: the FLAC and its `.part`.
 fn remove_outputs(output: &Path) {
     let _ = std::fs::remove_file(output);
@@ -370,9 +334,4 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<St
         }
         s
     })
-}
-
-/// The path of the running `stave` binary, to start workers from.
-pub fn current_exe() -> Result<PathBuf, WorkerError> {
-    std::env::current_exe().map_err(|e| WorkerError::Decoder(format!("current_exe: {e}")))
 }
