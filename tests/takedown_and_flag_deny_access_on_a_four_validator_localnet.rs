@@ -323,7 +323,12 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
     .concat();
     tx("tx takedown request", 3, &request);
     under_takedown(&net, CID2, &consumer_pk, "PENDING").await;
+    let mut last_vote = 0;
     for i in 0..2 {
+        // the CLI simulates on node i to size its gas: a node a block behind
+        // the previous vote would price this one as not reaching the
+        // threshold, which costs less than the resolution it triggers
+        net.wait_stave_height(i, last_vote, WAIT).await;
         let home = net.stave_home(i);
         let home = home.to_str().expect("utf-8 home");
         let args = [
@@ -334,7 +339,7 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
             "--home",
             home,
         ];
-        tx(
+        last_vote = tx(
             &format!("tx takedown resolve --dismiss by validator {i}"),
             i,
             &args,
