@@ -14,6 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/casbin/v1/params.proto",
         "proto/stave/casbin/v1/casbin.proto",
         "proto/stave/rights/v1/rights.proto",
+        "proto/stave/content/v1/content.proto",
         "proto/stave/local/v1/local.proto",
         "proto/stave/peer/v1/peer.proto",
     ];

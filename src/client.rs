@@ -151,6 +151,9 @@ pub struct StaveClient {
     pub rights:
         crate::proto::rights::rights_service_client::RightsServiceClient<tonic::transport::Channel>,
     pub kv: crate::proto::kv::kv_service_client::KvServiceClient<tonic::transport::Channel>,
+    pub content: crate::proto::content::content_service_client::ContentServiceClient<
+        tonic::transport::Channel,
+    >,
 }
 
 impl StaveClient {
@@ -176,7 +179,11 @@ impl StaveClient {
             rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(
                 channel.clone(),
             ),
-            kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel),
+            kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel.clone()),
+            content: crate::proto::content::content_service_client::ContentServiceClient::new(
+                channel,
+            )
+            .max_encoding_message_size(crate::grpc::content::MAX_UPLOAD_MESSAGE),
         })
     }
 }

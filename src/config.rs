@@ -53,6 +53,11 @@ impl Home {
     pub fn content_dir(&self) -> PathBuf {
         self.root.join("content")
     }
+    /// Upload jobs' scratch: inside the content directory, so a finished
+    /// blob moves into the content store by rename.
+    pub fn processing_dir(&self) -> PathBuf {
+        self.content_dir().join(".processing")
+    }
     pub fn default_abci(&self) -> String {
         format!("unix://{}", self.root.join("abci.sock").display())
     }
@@ -86,6 +91,9 @@ pub struct Config {
     pub storage: StorageSection,
     #[serde(default)]
     pub limits: crate::net::Limits,
+    /// The upload pipeline (`ContentService`).
+    #[serde(default)]
+    pub upload: crate::content::UploadConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -206,6 +214,7 @@ impl Config {
             mempool: MempoolSection::default(),
             storage: StorageSection::default(),
             limits: crate::net::Limits::default(),
+            upload: crate::content::UploadConfig::default(),
         }
     }
 

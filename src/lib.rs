@@ -39,6 +39,9 @@
 //! - [`crypto`]: DEK wrapping, stream encryption, the key-encryption key.
 //! - [`media`]: decoding audio, lossless FLAC encoding, content ids, and
 //!   the `transcode-worker` child process that runs them under limits.
+//! - [`content`]: the upload pipeline's node side: the signed upload
+//!   intent, admission against chain state, the job driver and the
+//!   operator-key tx submitter behind `ContentService`.
 //! - [`par`]: data parallelism on scoped threads, inline for small inputs.
 //! - [`cli`], [`config`], [`node`], [`metrics`], [`client`].
 
@@ -50,6 +53,7 @@ pub mod app;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod content;
 pub mod crypto;
 pub mod gas;
 pub mod grpc;

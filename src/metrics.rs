@@ -5,8 +5,8 @@
 use std::sync::OnceLock;
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -36,6 +36,16 @@ pub struct Metrics {
     pub listener_refused: IntCounterVec,
     /// Connections open, by listener.
     pub listener_connections: IntGaugeVec,
+    /// Upload jobs that reached a state, by state.
+    pub upload_jobs: IntCounterVec,
+    /// Seconds upload jobs spent in a state, by state.
+    pub upload_state_seconds: HistogramVec,
+    /// Failed upload jobs, by reason code.
+    pub upload_failures: IntCounterVec,
+    /// Upload bytes: `in` (audio received), `out` (encrypted blobs made).
+    pub upload_bytes: IntCounterVec,
+    /// Uploads completed before their whole replication set confirmed.
+    pub upload_under_replicated: IntCounter,
 }
 
 // Bucket bounds must rise strictly: a largest batch of 1 would repeat the bound 1.
@@ -129,6 +139,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         &["listener"],
     )?;
     registry.register(Box::new(listener_connections.clone()))?;
+    let u = upload_metrics(&registry)?;
     Ok(Metrics {
         registry,
         height,
@@ -146,7 +157,64 @@ fn build() -> Result<Metrics, prometheus::Error> {
         decode_cache,
         listener_refused,
         listener_connections,
+        upload_jobs: u.0,
+        upload_state_seconds: u.1,
+        upload_failures: u.2,
+        upload_bytes: u.3,
+        upload_under_replicated: u.4,
     })
+}
+
+type UploadMetrics = (
+    IntCounterVec,
+    HistogramVec,
+    IntCounterVec,
+    IntCounterVec,
+    IntCounter,
+);
+
+fn upload_metrics(registry: &Registry) -> Result<UploadMetrics, prometheus::Error> {
+    let jobs = IntCounterVec::new(
+        Opts::new(
+            "upload_jobs_total",
+            "Upload jobs that reached a state, by state",
+        ),
+        &["state"],
+    )?;
+    let seconds = HistogramVec::new(
+        HistogramOpts::new(
+            "upload_state_seconds",
+            "Seconds upload jobs spent in a state",
+        )
+        .buckets(vec![
+            0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0,
+        ]),
+        &["state"],
+    )?;
+    let failures = IntCounterVec::new(
+        Opts::new(
+            "upload_failures_total",
+            "Failed upload jobs, by reason code",
+        ),
+        &["reason"],
+    )?;
+    let bytes = IntCounterVec::new(
+        Opts::new(
+            "upload_bytes_total",
+            "Upload bytes: in (audio received), out (encrypted blobs made)",
+        ),
+        &["direction"],
+    )?;
+    let under = IntCounter::new(
+        "upload_under_replicated_total",
+        "Uploads completed before their whole replication set confirmed the blob",
+    )?;
+    registry.register(Box::new(jobs.clone()))?;
+    registry.register(Box::new(seconds.clone()))?;
+    registry.register(Box::new(failures.clone()))?;
+    registry.register(Box::new(bytes.clone()))?;
+    registry.register(Box::new(under.clone()))?;
+    Ok((jobs, seconds, failures, bytes, under))
 }
 
 /// The process-wide metrics.

@@ -58,11 +58,13 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
             .await
             .map_err(|e| e.context("abci"))
     });
+    let pipeline = upload_pipeline(home, &config, &local_node, &notifier)?;
     let api = crate::grpc::ClientApi {
         store: store.clone(),
         comet: CometRpc::new(&config.cometbft.rpc),
         notifier,
         mempool,
+        pipeline: Some(pipeline),
     };
     spawn_listeners(&mut tasks, home, &config, api, local_node).await?;
     tracing::info!(abci = %config.abci.listen, "stave started");
@@ -89,6 +91,35 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
 }
 
 type Tasks = tokio::task::JoinSet<anyhow::Result<()>>;
+
+/// The upload pipeline: its jobs under the KEK, the operator-key tx
+/// submitter, and the jobs a restart interrupted, resumed.
+fn upload_pipeline(
+    home: &Home,
+    config: &Config,
+    node: &Arc<LocalNode>,
+    notifier: &Arc<crate::app::CommitNotifier>,
+) -> anyhow::Result<Arc<crate::content::Pipeline>> {
+    let kek = crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
+    let jobs = crate::local::processing::Jobs::new(node.local.clone(), kek);
+    crate::local::private_dir(&home.processing_dir())?;
+    let submitter = crate::content::Submitter::new(
+        node.operator.clone(),
+        node.chain.clone(),
+        CometRpc::new(&config.cometbft.rpc),
+        notifier.clone(),
+    );
+    let pipeline = crate::content::Pipeline::new(
+        node.clone(),
+        jobs,
+        config.upload.clone(),
+        std::env::current_exe()?,
+        home.processing_dir(),
+        Arc::new(submitter),
+    );
+    pipeline.resume()?;
+    Ok(pipeline)
+}
 
 /// Binds and serves the public client, peer and admin gRPC listeners and
 /// the metrics endpoint, each with its `[limits]`.

@@ -56,12 +56,19 @@ pub mod stave {
             tonic::include_proto!("stave.rights.v1");
         }
     }
+    pub mod content {
+        pub mod v1 {
+            tonic::include_proto!("stave.content.v1");
+        }
+    }
 }
 
 /// `stave.accounts.v1`: the stored account.
 pub use self::stave::accounts::v1 as accounts;
 /// `stave.casbin.v1`: Casbin models, rules, their actions and query service.
 pub use self::stave::casbin::v1 as casbin;
+/// `stave.content.v1`: the upload pipeline's service.
+pub use self::stave::content::v1 as content;
 /// `stave.genesis.v1`: consensus params and genesis validators.
 pub use self::stave::genesis::v1 as genesis;
 /// `stave.governance.v1`: validator elections, updates and governance params.

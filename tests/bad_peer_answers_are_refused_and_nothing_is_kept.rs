@@ -19,7 +19,7 @@ use stave::local::status::status;
 use stave::local::sync::SyncExt;
 use stave::proto::local::SyncStatus;
 use stave::proto::peer::peer_service_server::PeerService;
-use stave::proto::peer::{ContentChunk, SignedPeerRequest, WrappedDekResponse};
+use stave::proto::peer::{ContentChunk, HasContentResponse, SignedPeerRequest, WrappedDekResponse};
 use tonic::{Request, Response, Status};
 
 /// How the lying peer answers.
@@ -73,6 +73,28 @@ impl PeerService for Liar {
             wrapped_dek: junk.ciphertext,
             source_validator: op_key(0).to_vec(),
         }))
+    }
+
+    /// "Held", in node 0's name but signed by another key.
+    async fn has_content(
+        &self,
+        r: Request<SignedPeerRequest>,
+    ) -> Result<Response<HasContentResponse>, Status> {
+        use prost::Message;
+        use stave::proto::peer::{peer_request::Body, PeerRequest};
+        let signed = r.into_inner();
+        let cid = match PeerRequest::decode(signed.request.as_slice()).map(|p| p.body) {
+            Ok(Some(Body::HasContent(h))) => h.cid,
+            _ => return Err(Status::invalid_argument("not HasContent")),
+        };
+        let mut a = stave::local::has_content::answer(
+            &operator(7),
+            &signed,
+            &cid,
+            Some(self.blob.len() as u64),
+        );
+        a.responder = op_key(0).to_vec();
+        Ok(Response::new(a))
     }
 
     type FetchContentStream =
@@ -247,4 +269,24 @@ async fn a_peer_that_stops_sending_is_cut_off() {
     let c = node.local.content_sync(&u.content_cid).unwrap().unwrap();
     assert!(c.error.contains("no data for 2 s"), "{}", c.error);
     assert!(node.content.list().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_has_content_answer_signed_by_another_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = upload(10_000, 11);
+    let node = beside_a_liar(dir.path(), &u, Lie::Garbage);
+    let view = node.chain.view();
+    let chain_id = view.commit_info().unwrap().chain_id;
+    let liar = stave::local::node::active_validator(&view, &op_key(0))
+        .unwrap()
+        .expect("node 0 is active");
+    let t = stave::local::peer_client::PeerTarget {
+        operator: op_key(0),
+        address: liar.address,
+    };
+    let r =
+        stave::local::peer_client::has_content(&node.operator, &chain_id, &t, &u.content_cid).await;
+    let e = r.expect_err("a forged answer");
+    assert!(e.to_string().contains("signature does not verify"), "{e}");
 }

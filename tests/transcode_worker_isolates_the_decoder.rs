@@ -29,8 +29,10 @@ fn the_worker_transcodes_like_the_library_and_refuses_with_codes() {
     let dir = tempfile::tempdir().unwrap();
     let input = music_wav(dir.path(), 44_100, 2, 16, 50_000);
     let (limits, wl) = (Limits::default(), WorkerLimits::default());
-    let got = run_worker(exe(), &input, &dir.path().join("w.flac"), &limits, &wl).unwrap();
-    let want = transcode_to_flac(&input, &dir.path().join("l.flac"), &limits).unwrap();
+    let mut got = run_worker(exe(), &input, &dir.path().join("w.flac"), &limits, &wl).unwrap();
+    let mut want = transcode_to_flac(&input, &dir.path().join("l.flac"), &limits).unwrap();
+    // only the timings may differ
+    (got.timings, want.timings) = Default::default();
     assert_eq!(got, want);
     assert_eq!(
         std::fs::read(dir.path().join("w.flac")).unwrap(),

@@ -44,6 +44,15 @@ pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
                 })
                 .collect();
             let unassigned: Vec<_> = s.unassigned_content.iter().map(hex::encode).collect();
+            let jobs: Vec<_> = s
+                .jobs
+                .iter()
+                .map(|j| {
+                    json!({"job_id": hex::encode(&j.job_id), "status": j.status,
+                    "uploader": hex::encode(&j.uploader_pubkey), "created_at_ms": j.created_at,
+                    "audio_bytes": j.audio_bytes, "awaiting_signature": j.awaiting_signature})
+                })
+                .collect();
             out.print(&json!({
                 "last_reconcile_height": s.last_reconcile_height,
                 "reconciled": s.reconciled,
@@ -52,6 +61,7 @@ pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
                 "failures": failures,
                 "unassigned_content": unassigned,
                 "active_jobs": s.active_jobs,
+                "jobs": jobs,
             }));
         }
     }

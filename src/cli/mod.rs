@@ -1,8 +1,9 @@
 //! The command line: `init`, `start`, `reset`, `genesis`, `keys`, `tx`,
-//! `query` and `loadtest`. Output is human-readable by default;
+//! `query`, `content` and `loadtest`. Output is human-readable by default;
 //! `--output json` prints JSON.
 
 mod casbin;
+mod content;
 mod genesis;
 mod governance;
 mod governance_tx;
@@ -64,6 +65,9 @@ pub enum Command {
     /// Read state over gRPC.
     #[command(subcommand)]
     Query(query::QueryCmd),
+    /// Upload audio to a validator and follow upload jobs.
+    #[command(subcommand)]
+    Content(content::ContentCmd),
     /// Send signed txs at a fixed rate and measure commit latency.
     Loadtest(loadtest::LoadtestArgs),
     /// Transcode one audio file to FLAC under resource limits (the child
@@ -123,6 +127,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(c) => keys::run(c, out),
         Command::Tx(c) => tx::run(c, out).await,
         Command::Query(c) => query::run(c, out).await,
+        Command::Content(c) => content::run(c, out).await,
         Command::Loadtest(a) => loadtest::run(a, out).await,
         Command::TranscodeWorker(_) => Ok(()),
     }

@@ -1,7 +1,7 @@
 //! gRPC (tonic) on three listeners, each with health:
 //! - [`serve_client`], the public client API: `TxService`, `QueryService`,
 //!   `GovernanceService`, `KvService`, `CasbinQueryService`,
-//!   `RightsService`, plus reflection;
+//!   `RightsService`, `ContentService` (uploads), plus reflection;
 //! - [`serve_peer`], the validator-to-validator `PeerService`, allow-listed
 //!   to the IPs of ACTIVE and UNBONDING validators;
 //! - [`serve_admin`], the operator's `LocalService` on a Unix socket with
@@ -14,6 +14,7 @@
 //! [`crate::net`]). Queries run on the bounded [`pool`].
 
 pub mod casbin;
+pub mod content;
 pub mod governance;
 pub mod kv;
 pub mod local;
@@ -21,6 +22,7 @@ pub mod peer;
 pub mod pool;
 pub mod query;
 pub mod rights;
+pub mod timed;
 pub mod tx;
 
 use std::sync::Arc;
@@ -38,6 +40,7 @@ use crate::net::incoming::{self, Gate};
 use crate::net::rate::{self, IpRate};
 use crate::net::Limits;
 use crate::proto::casbin::casbin_query_service_server::CasbinQueryServiceServer;
+use crate::proto::content::content_service_server::ContentServiceServer;
 use crate::proto::governance::governance_service_server::GovernanceServiceServer;
 use crate::proto::kv::kv_service_server::KvServiceServer;
 use crate::proto::local::local_service_server::LocalServiceServer;
@@ -54,6 +57,8 @@ pub struct ClientApi {
     pub notifier: Arc<CommitNotifier>,
     /// For each account's next nonce as CheckTx sees it.
     pub mempool: Arc<Mempool>,
+    /// Serves `ContentService` when present.
+    pub pipeline: Option<Arc<crate::content::Pipeline>>,
 }
 
 /// A health service reporting `names` as serving.
@@ -69,15 +74,22 @@ async fn health(
     service
 }
 
-/// The HTTP/2 limits every listener shares.
+/// The HTTP/2 limits every listener shares, and the request timeout
+/// for the listeners that serve no long client stream.
 fn server(limits: &Limits) -> Server {
+    untimed_server(limits)
+        // unary calls only in effect: a stream's body outlives its
+        // handler's future, and stream handlers enforce idle timeouts
+        .timeout(limits.request_timeout())
+}
+
+/// The HTTP/2 limits without a server-wide request timeout (the public
+/// listener times each unary service itself, [`timed::Timed`]).
+fn untimed_server(limits: &Limits) -> Server {
     Server::builder()
         .concurrency_limit_per_connection(limits.concurrency_per_connection)
         .max_concurrent_streams(limits.max_concurrent_streams)
         .max_connection_age(limits.max_connection_age())
-        // unary calls only in effect: a stream's body outlives its
-        // handler's future, and stream handlers enforce idle timeouts
-        .timeout(limits.request_timeout())
         // a peer that goes silent is dropped, with the streams it held
         .http2_keepalive_interval(Some(limits.keepalive_interval()))
         .http2_keepalive_timeout(Some(limits.keepalive_timeout()))
@@ -120,6 +132,7 @@ pub async fn serve_client(
         <KvServiceServer<kv::KvServiceImpl> as NamedService>::NAME,
         <CasbinQueryServiceServer<casbin::CasbinQueryServiceImpl> as NamedService>::NAME,
         <RightsServiceServer<rights::RightsServiceImpl> as NamedService>::NAME,
+        <ContentServiceServer<content::ContentServiceImpl> as NamedService>::NAME,
     ])
     .await;
     let reflection = tonic_reflection::server::Builder::configure()
@@ -127,48 +140,62 @@ pub async fn serve_client(
         .build_v1()?;
     let store = api.store;
     let gate = tcp_gate("client", limits.client_max_connections, limits);
-    server(limits)
+    untimed_server(limits)
         .layer(InterceptorLayer::new(rate::interceptor(
             request_rate(limits),
             "client",
         )))
         .add_service(health)
         .add_service(reflection)
-        .add_service(TxServiceServer::new(tx::TxServiceImpl::new(
-            api.comet,
-            api.notifier,
+        .add_service(timed::Timed::new(
+            TxServiceServer::new(tx::TxServiceImpl::new(
+                api.comet,
+                api.notifier,
+                limits.request_timeout(),
+                store.clone(),
+            )),
             limits.request_timeout(),
-            store.clone(),
-        )))
-        .add_service(
+        ))
+        .add_service(timed::Timed::new(
             QueryServiceServer::new(query::QueryServiceImpl {
                 store: store.clone(),
                 mempool: api.mempool,
             })
             .max_decoding_message_size(MAX_QUERY_BYTES),
-        )
-        .add_service(
+            limits.request_timeout(),
+        ))
+        .add_service(timed::Timed::new(
             GovernanceServiceServer::new(governance::GovernanceServiceImpl {
                 store: store.clone(),
             })
             .max_decoding_message_size(MAX_QUERY_BYTES),
-        )
-        .add_service(
+            limits.request_timeout(),
+        ))
+        .add_service(timed::Timed::new(
             KvServiceServer::new(kv::KvServiceImpl {
                 store: store.clone(),
             })
             .max_decoding_message_size(MAX_QUERY_BYTES),
-        )
-        .add_service(
+            limits.request_timeout(),
+        ))
+        .add_service(timed::Timed::new(
             CasbinQueryServiceServer::new(casbin::CasbinQueryServiceImpl {
                 store: store.clone(),
             })
             .max_decoding_message_size(MAX_QUERY_BYTES),
-        )
-        .add_service(
+            limits.request_timeout(),
+        ))
+        .add_service(timed::Timed::new(
             RightsServiceServer::new(rights::RightsServiceImpl { store })
                 .max_decoding_message_size(MAX_QUERY_BYTES),
-        )
+            limits.request_timeout(),
+        ))
+        // Upload has an idle timeout and a deadline from its size; the
+        // others answer at once
+        .add_optional_service(api.pipeline.map(|pipeline| {
+            ContentServiceServer::new(content::ContentServiceImpl { pipeline })
+                .max_decoding_message_size(content::MAX_UPLOAD_MESSAGE)
+        }))
         .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;
     Ok(())

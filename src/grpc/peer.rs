@@ -6,6 +6,8 @@
 //! - `FetchWrappedDek(cid)`: only for a requester in the cid's DEK holder
 //!   set; this node unwraps its own copy and re-wraps it to the requester's
 //!   X25519 key from its validator record.
+//! - `HasContent(cid)`: a signed answer whether this node holds the blob
+//!   ([`crate::local::has_content`]).
 //! - `FetchContent(cid)`: streams the encrypted blob in 256 KiB chunks,
 //!   at most [`MAX_STREAMS`] at once and [`MAX_STREAMS_PER_PEER`] per
 //!   requester. A stream whose reader takes no chunk for [`IDLE`], or that
@@ -31,7 +33,7 @@ use crate::local::peer_client::{deadline, IDLE};
 use crate::proto::genesis::GenesisValidator;
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::peer_service_server::PeerService;
-use crate::proto::peer::{ContentChunk, SignedPeerRequest, WrappedDekResponse};
+use crate::proto::peer::{ContentChunk, HasContentResponse, SignedPeerRequest, WrappedDekResponse};
 
 const CHUNK: usize = 256 * 1024;
 
@@ -127,6 +129,7 @@ fn authenticate(node: &LocalNode, signed: &SignedPeerRequest) -> Result<Authed, 
     let cid = match &body {
         Body::FetchWrappedDek(b) => &b.cid,
         Body::FetchContent(b) => &b.cid,
+        Body::HasContent(b) => &b.cid,
     };
     let assignment = node.assignments.by_cid(&view, cid).map_err(local)?;
     Ok(Authed {
@@ -203,6 +206,35 @@ fn open_content(node: &LocalNode, a: Authed) -> Result<([u8; 32], std::fs::File)
     Ok((a.requester, file))
 }
 
+/// The signed answer to `HasContent`: held when the blob of an upload's
+/// encrypted cid is in the content store at its recorded size.
+fn has_content(
+    node: &LocalNode,
+    a: Authed,
+    signed: &SignedPeerRequest,
+) -> Result<HasContentResponse, PeerError> {
+    let Body::HasContent(req) = a.body else {
+        return Err(PeerError::Decode("HasContent carries another body".into()));
+    };
+    let asg = a
+        .assignment
+        .filter(|x| x.content_cid == req.cid)
+        .ok_or_else(|| PeerError::NotHeld {
+            cid: hex::encode(&req.cid),
+            reason: "no upload has this content cid".into(),
+        })?;
+    let size = node
+        .content
+        .size(&req.cid)
+        .filter(|s| *s == asg.encrypted_size);
+    Ok(crate::local::has_content::answer(
+        &node.operator,
+        signed,
+        &req.cid,
+        size,
+    ))
+}
+
 /// Sends `file` in chunks until it ends, the reader goes, a chunk waits
 /// [`IDLE`] for the reader, or [`deadline`] of the size passes. Runs on a
 /// blocking thread; `slot` is held until it returns.
@@ -254,6 +286,17 @@ impl PeerService for PeerServiceImpl {
         let node = self.node.clone();
         let signed = request.into_inner();
         blocking(move || rewrap(&node, authenticate(&node, &signed)?))
+            .await
+            .map(Response::new)
+    }
+
+    async fn has_content(
+        &self,
+        request: Request<SignedPeerRequest>,
+    ) -> Result<Response<HasContentResponse>, Status> {
+        let node = self.node.clone();
+        let signed = request.into_inner();
+        blocking(move || has_content(&node, authenticate(&node, &signed)?, &signed))
             .await
             .map(Response::new)
     }

@@ -251,6 +251,23 @@ impl ContentStore {
         Ok(reservation)
     }
 
+    /// Moves the finished file at `path` (on this store's filesystem, its
+    /// sha-256 computed by the caller as it was written) into place as
+    /// `cid`; returns its size. For the upload pipeline, which hashes the
+    /// blob while it encrypts it.
+    pub fn adopt(&self, cid: &[u8], path: &Path) -> Result<u64, ContentError> {
+        cid_digest(cid)?;
+        let f = File::open(path).map_err(io_err(path))?;
+        f.sync_all().map_err(io_err(path))?;
+        let size = f.metadata().map_err(io_err(path))?.len();
+        let dest = self.path_of(cid);
+        std::fs::rename(path, &dest).map_err(io_err(&dest))?;
+        File::open(&self.root)
+            .and_then(|d| d.sync_all())
+            .map_err(io_err(&self.root))?;
+        Ok(size)
+    }
+
     /// Stores everything `reader` yields as `cid` (see [`PendingWrite`]).
     pub fn put_reader<R: Read>(
         &self,

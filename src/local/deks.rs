@@ -30,6 +30,11 @@ pub trait DeksExt: LocalRaw {
     fn put_dek(&self, d: &StoredDek) -> Result<(), LocalError> {
         self.put_raw(&keys::dek(&d.cid), &d.encode_to_vec())
     }
+    /// Forgets the wrapped DEK of `cid` (an upload that never reached the
+    /// chain).
+    fn delete_dek(&self, cid: &[u8]) -> Result<(), LocalError> {
+        self.delete_raw(&keys::dek(cid))
+    }
     /// The cids of every wrapped DEK held, in key order. A record that
     /// does not decode, or is not shaped as a wrapped DEK, is not held: it
     /// is skipped (and counted), so the reconciler fetches it again.

@@ -5,6 +5,7 @@ const PROCESSING: &[u8] = b"local/processing/";
 const SYNC_CONTENT: &[u8] = b"local/sync/content/";
 const SYNC_DEKS: &[u8] = b"local/sync/deks/";
 const META_LAST_RECONCILE: &[u8] = b"local/meta/last_reconcile_height";
+const INTENTS: &[u8] = b"local/intents/";
 
 fn join(prefix: &[u8], id: &[u8]) -> Vec<u8> {
     [prefix, id].concat()
@@ -47,6 +48,16 @@ pub fn last_reconcile_height() -> Vec<u8> {
     META_LAST_RECONCILE.to_vec()
 }
 
+/// `local/intents/`.
+pub fn intents_prefix() -> Vec<u8> {
+    INTENTS.to_vec()
+}
+/// `local/intents/{uploader ‖ nonce}` (value: u64 big-endian, the Unix
+/// milliseconds after which the entry may be forgotten).
+pub fn intent(replay_key: &[u8]) -> Vec<u8> {
+    join(INTENTS, replay_key)
+}
+
 /// The id part of a key under `prefix`.
 pub fn id_of<'a>(prefix: &[u8], key: &'a [u8]) -> Option<&'a [u8]> {
     key.strip_prefix(prefix)
@@ -64,6 +75,7 @@ mod tests {
             (processing_prefix(), processing(&cid)),
             (sync_content_prefix(), sync_content(&cid)),
             (sync_deks_prefix(), sync_dek(&cid)),
+            (intents_prefix(), intent(&cid)),
         ];
         for (i, (p, k)) in keys.iter().enumerate() {
             assert_eq!(id_of(p, k), Some(&cid[..]));

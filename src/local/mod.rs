@@ -15,6 +15,7 @@
 pub mod assignments;
 pub mod content;
 pub mod deks;
+pub mod has_content;
 pub mod keys;
 pub mod node;
 pub mod peer_auth;

@@ -43,8 +43,8 @@ pub fn active_validator(
 
 impl LocalNode {
     /// Opens the local side of a home: the local store, the content store,
-    /// the operator and X25519 keys, and the KEK; then recovers processing
-    /// jobs left unfinished by the last run.
+    /// the operator and X25519 keys. (Upload jobs are recovered by
+    /// [`crate::content::Pipeline::resume`].)
     pub fn open(
         home: &crate::config::Home,
         chain: ChainStore,
@@ -55,13 +55,6 @@ impl LocalNode {
             tracing::warn!(moved_to = %aside.display(), "local store rebuilt empty; refilling from peers");
         }
         let content = ContentStore::open(&home.content_dir())?;
-        let kek = crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
-        let recovered = super::processing::Jobs::new(local.clone(), kek).recover()?;
-        tracing::info!(
-            resumed = recovered.resumed.len(),
-            failed = recovered.failed.len(),
-            "processing jobs recovered"
-        );
         Ok(Arc::new(LocalNode {
             chain,
             local,

@@ -29,7 +29,7 @@ use crate::proto::local::StoredDek;
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::peer_service_client::PeerServiceClient;
 use crate::proto::peer::{
-    ContentChunk, FetchContent, FetchWrappedDek, PeerRequest, SignedPeerRequest,
+    ContentChunk, FetchContent, FetchWrappedDek, HasContent, PeerRequest, SignedPeerRequest,
 };
 
 /// The default longest wait for the next message of a content stream.
@@ -178,6 +178,29 @@ pub async fn fetch_dek(
         source_validator: t.operator.to_vec(),
     };
     Ok((stored, dek))
+}
+
+/// Asks `t` whether it holds the blob of `cid`; checks the signed answer.
+/// `Some(size)` when it does.
+pub async fn has_content(
+    me: &ed25519_dalek::SigningKey,
+    chain_id: &str,
+    t: &PeerTarget,
+    cid: &[u8],
+) -> Result<Option<u64>, PeerError> {
+    let req = signed_request(
+        me,
+        chain_id,
+        t,
+        Body::HasContent(HasContent { cid: cid.to_vec() }),
+    );
+    let resp = connect(t, Duration::from_secs(10))
+        .await?
+        .has_content(req.clone())
+        .await
+        .map_err(|s| remote(t, s.message()))?
+        .into_inner();
+    super::has_content::verify(&t.operator, &req, cid, &resp)
 }
 
 fn content_err(e: ContentError) -> PeerError {

@@ -6,8 +6,9 @@
 //! - The raw DEK never reaches disk: the record holds it sealed under the
 //!   node-local KEK ([`crate::crypto::kek`]), and the sealed DEK is removed
 //!   when the job reaches `COMPLETE` or `FAILED`.
-//! - At start-up ([`Jobs::recover`]) an unfinished job whose input is still
-//!   on disk is resumed; otherwise it is failed and its scratch removed.
+//! - At start-up ([`Jobs::recover`]) an unfinished job is resumed when its
+//!   state can go on (its inputs are on disk); otherwise it is failed and
+//!   its scratch removed. A job still `RECEIVING` is always failed.
 
 use std::path::{Path, PathBuf};
 
@@ -171,25 +172,57 @@ impl Jobs {
         self.advance(job_id, JobStatus::Failed, |j| j.error = reason.to_string())
     }
 
-    /// At start-up: resumes unfinished jobs whose input is still on disk;
-    /// fails and cleans up the others.
+    /// Edits a job without changing its state (what a step produced).
+    pub fn update(
+        &self,
+        job_id: &[u8],
+        edit: impl FnOnce(&mut ProcessingJob),
+    ) -> Result<ProcessingJob, LocalError> {
+        let mut job = self.load(job_id)?;
+        edit(&mut job);
+        self.store.put_job(&job)?;
+        Ok(job)
+    }
+
+    /// The job as stored.
+    pub fn get(&self, job_id: &[u8]) -> Result<Option<ProcessingJob>, LocalError> {
+        self.store.job(job_id)
+    }
+
+    /// At start-up: resumes each unfinished job whose state can go on and
+    /// fails the others, removing their scratch. A job still `RECEIVING`
+    /// is failed (its client sends the file again); a `TRANSCODING` job
+    /// needs its input and its DEK; an `ENCRYPTING` job its FLAC and its
+    /// DEK, unless the uploader already signed its manifest; `SEEDING`
+    /// needs nothing.
     pub fn recover(&self) -> Result<Recovery, LocalError> {
         let mut r = Recovery::default();
         for job in self.store.all_jobs()? {
             if is_terminal(job.status()) {
                 continue;
             }
-            let input_ok =
-                !job.raw_audio_path.is_empty() && Path::new(&job.raw_audio_path).exists();
-            let sealed_ok = self.kek.open(&job.job_id, &job.sealed_dek).is_ok();
-            if input_ok && sealed_ok {
-                r.resumed.push(job.job_id);
-            } else {
-                self.fail(&job.job_id, "input lost at restart")?;
-                r.failed.push(job.job_id);
+            match self.why_not_resumable(&job) {
+                None => r.resumed.push(job.job_id),
+                Some(why) => {
+                    self.fail(&job.job_id, why)?;
+                    r.failed.push(job.job_id);
+                }
             }
         }
         Ok(r)
+    }
+
+    fn why_not_resumable(&self, job: &ProcessingJob) -> Option<&'static str> {
+        let exists = |p: &str| !p.is_empty() && Path::new(p).exists();
+        let sealed_ok = self.kek.open(&job.job_id, &job.sealed_dek).is_ok();
+        let signed = !job.uploader_signature.is_empty();
+        let can_go_on = match job.status() {
+            JobStatus::Receiving => return Some("restarted while receiving: send the file again"),
+            JobStatus::Transcoding => exists(&job.raw_audio_path) && sealed_ok,
+            JobStatus::Encrypting => signed || (exists(&job.flac_path) && sealed_ok),
+            _ => true,
+        };
+        (!can_go_on).then_some("input lost at restart")
     }
 }
 

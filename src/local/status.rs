@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::node::LocalNode;
-use super::processing::{is_terminal, ProcessingExt};
+use super::processing::{is_terminal, job_status_name, ProcessingExt};
 use super::reconcile::{wanted, Kind};
 use super::sync::{status_name, SyncExt, STATUSES};
 use super::MetaExt;
 use crate::proto::local::{
-    ContentSync, DekSync, LocalStatusResponse, StatusCount, SyncFailure, SyncStatus,
+    ContentSync, DekSync, JobSummary, LocalStatusResponse, StatusCount, SyncFailure, SyncStatus,
 };
 
 fn kind_name(k: Kind) -> &'static str {
@@ -115,12 +115,22 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
     // an entry left from an earlier assignment shows in `unassigned_content`
     keep_assigned(&want, &mut content, &mut deks);
     let last = node.local.last_reconcile_height()?;
-    let active_jobs = node
+    let mut jobs: Vec<JobSummary> = node
         .local
         .all_jobs()?
         .iter()
         .filter(|j| !is_terminal(j.status()))
-        .count() as u64;
+        .map(|j| JobSummary {
+            job_id: j.job_id.clone(),
+            status: job_status_name(j.status()).to_string(),
+            uploader_pubkey: j.uploader_pubkey.clone(),
+            created_at: j.created_at,
+            audio_bytes: j.audio_bytes,
+            awaiting_signature: j.manifest.is_some() && j.uploader_signature.is_empty(),
+        })
+        .collect();
+    jobs.sort_by_key(|j| j.created_at);
+    let active_jobs = jobs.len() as u64;
     let counts = counts(&content, &deks);
     publish_gauges(&counts);
     Ok(LocalStatusResponse {
@@ -130,5 +140,6 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
         reconciled: last.is_some(),
         unassigned_content: unassigned,
         active_jobs,
+        jobs,
     })
 }

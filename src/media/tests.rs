@@ -159,8 +159,10 @@ fn the_same_input_gives_the_same_flac_cid() {
     let samples = music_like(48_000, 2, 24, 30_000);
     let dir = tempfile::tempdir().unwrap();
     let input = write(dir.path(), "in.wav", &wav_bytes(48_000, 2, 24, &samples));
-    let a = transcode_to_flac(&input, &dir.path().join("a.flac"), &Limits::default()).unwrap();
-    let b = transcode_to_flac(&input, &dir.path().join("b.flac"), &Limits::default()).unwrap();
+    let mut a = transcode_to_flac(&input, &dir.path().join("a.flac"), &Limits::default()).unwrap();
+    let mut b = transcode_to_flac(&input, &dir.path().join("b.flac"), &Limits::default()).unwrap();
+    // only the timings may differ
+    (a.timings, b.timings) = Default::default();
     assert_eq!(a, b);
     // A FLAC source transcodes to the same PCM, and says it came from FLAC.
     let c = transcode_to_flac(

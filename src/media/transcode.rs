@@ -68,6 +68,23 @@ pub struct Transcoded {
     pub flac_bytes: u64,
     /// sha256 of the PCM (each sample as 4 bytes little-endian).
     pub pcm_sha256: [u8; 32],
+    /// Where the time went (for the operator and the benchmarks).
+    pub timings: Timings,
+}
+
+/// Milliseconds each part of [`transcode_to_flac`] took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Timings {
+    /// Decoding the input and encoding the FLAC.
+    pub encode_ms: u64,
+    /// Decoding the FLAC again and comparing it with the input.
+    pub verify_ms: u64,
+    /// Hashing the FLAC for its cid.
+    pub hash_ms: u64,
+}
+
+fn ms_since(t: std::time::Instant) -> u64 {
+    u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Feeds samples to `h` as 4-byte little-endian words, in one update per
@@ -124,18 +141,28 @@ pub fn transcode_to_flac(
     limits: &Limits,
 ) -> Result<Transcoded, MediaError> {
     let part = part_path(output);
+    let start = std::time::Instant::now();
     let result = encode(input, &part, limits).and_then(|(facts, pcm_sha256)| {
+        let mut timings = Timings {
+            encode_ms: ms_since(start),
+            ..Timings::default()
+        };
+        let t = std::time::Instant::now();
         verify(&part, &facts, &pcm_sha256).map_err(|e| match e {
             MediaError::Mismatch(_) | MediaError::Io { .. } => e,
             other => MediaError::Mismatch(other.to_string()),
         })?;
+        timings.verify_ms = ms_since(t);
+        let t = std::time::Instant::now();
         let (flac_cid, flac_bytes) = raw_cid_of_file(&part)?;
+        timings.hash_ms = ms_since(t);
         std::fs::rename(&part, output).map_err(|e| MediaError::io(output, e))?;
         Ok(Transcoded {
             facts,
             flac_cid,
             flac_bytes,
             pcm_sha256,
+            timings,
         })
     });
     if result.is_err() {

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cid::{raw_cid_of_file, RawCid};
 use super::flac::check_format;
+use super::transcode::Timings;
 use super::{transcode_to_flac, AudioFacts, Limits, MediaError, Transcoded};
 
 /// The child's resource limits.
@@ -84,6 +85,8 @@ enum Reply {
         flac_cid: String,
         flac_bytes: u64,
         pcm_sha256: String,
+        #[serde(default)]
+        timings: Timings,
     },
     Refused {
         code: String,
@@ -98,6 +101,7 @@ impl From<&Transcoded> for Reply {
             flac_cid: hex::encode(t.flac_cid),
             flac_bytes: t.flac_bytes,
             pcm_sha256: hex::encode(t.pcm_sha256),
+            timings: t.timings,
         }
     }
 }
@@ -120,6 +124,7 @@ impl Reply {
                 flac_cid,
                 flac_bytes,
                 pcm_sha256,
+                timings,
             } => {
                 let bad = || WorkerError::Decoder("a malformed digest in the reply".into());
                 let flac_cid: RawCid = hex_array(&flac_cid).ok_or_else(bad)?;
@@ -129,6 +134,7 @@ impl Reply {
                     flac_cid,
                     flac_bytes,
                     pcm_sha256,
+                    timings,
                 })
             }
         }

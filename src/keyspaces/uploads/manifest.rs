@@ -14,12 +14,14 @@ use crate::proto::rights as pb;
 /// The domain tag the uploader's signature covers first.
 pub const MANIFEST_DOMAIN: &[u8] = b"stave/upload-manifest/v1";
 
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+/// A 4-byte big-endian length, then `b`.
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&u32::try_from(b.len()).unwrap_or(u32::MAX).to_be_bytes());
     out.extend_from_slice(b);
 }
 
-fn put_list(out: &mut Vec<u8>, items: &[Vec<u8>]) {
+/// A 4-byte big-endian count, then each item as [`put_bytes`].
+pub(crate) fn put_list(out: &mut Vec<u8>, items: &[Vec<u8>]) {
     out.extend_from_slice(&u32::try_from(items.len()).unwrap_or(u32::MAX).to_be_bytes());
     for i in items {
         put_bytes(out, i);

@@ -12,6 +12,7 @@ pub use keys::{
     content_pool_key, upload_by_content_key, upload_key, uploads_prefix, validator_usage_key,
 };
 pub use manifest::{manifest_sign_bytes, sign_manifest, MANIFEST_DOMAIN};
+pub(crate) use manifest::{put_bytes, put_list};
 pub use state::{UploadsRead, UploadsWrite};
 
 use crate::proto::rights as pb;

@@ -116,6 +116,9 @@ fn restart_resumes_jobs_with_input_and_fails_the_others() {
     {
         let j = jobs(dir.path());
         j.create(new_job(b"kept", &kept)).unwrap();
+        j.advance(b"kept", Transcoding, |_| {}).unwrap();
+        j.create(new_job(b"recv", &dir.path().join("recv.wav")))
+            .unwrap();
         lost_dek = *j.create(new_job(b"lost", &lost)).unwrap();
         j.advance(b"lost", Transcoding, |_| {}).unwrap();
         j.create(new_job(b"done", &kept)).unwrap();
@@ -126,7 +129,13 @@ fn restart_resumes_jobs_with_input_and_fails_the_others() {
     let j = jobs(dir.path());
     let r = j.recover().unwrap();
     assert_eq!(r.resumed, vec![b"kept".to_vec()]);
-    assert_eq!(r.failed, vec![b"lost".to_vec()]);
+    assert_eq!(r.failed, vec![b"lost".to_vec(), b"recv".to_vec()]);
+    let recv = j.store.job(b"recv").unwrap().unwrap();
+    assert!(
+        recv.error.starts_with("restarted while receiving"),
+        "{}",
+        recv.error
+    );
     let lost_job = j.store.job(b"lost").unwrap().unwrap();
     assert_eq!(lost_job.status(), Failed);
     assert_eq!(lost_job.error, "input lost at restart");

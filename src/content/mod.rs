@@ -1,0 +1,111 @@
+//! The upload pipeline's node side: a label or artist streams audio to one
+//! validator (`ContentService.Upload`), which checks the signed
+//! [`intent`] against chain state ([`admit`]), receives the audio into the
+//! job's scratch, and hands the job to the [`pipeline`]: the transcode
+//! worker child, encryption and the manifest; then, once the uploader
+//! signed the manifest (`Complete`), the operator-key [`submitter`]
+//! registers it on chain with `UploadComplete`.
+//!
+//! ```text
+//! client ──Upload(intent, audio…)──▶ admit ─▶ RECEIVING ─▶ TRANSCODING (worker child)
+//!        ◀──────── job_id ─────────┘                       │
+//!        ──Status(job)──▶ manifest ◀── ENCRYPTING (DEK, STREAM, wraps) ◀┘
+//!        ──Complete(sig)──▶ Submitter ─▶ UploadComplete tx ─▶ SEEDING ─▶ COMPLETE
+//! ```
+
+pub mod admit;
+pub mod client;
+pub mod error;
+pub mod intent;
+pub mod pipeline;
+pub mod replay;
+pub mod slots;
+pub mod submitter;
+
+pub use admit::admit;
+pub use error::IngestError;
+pub use intent::{intent_sign_bytes, sign_intent, Intent, IntentCheck};
+pub use pipeline::Pipeline;
+pub use submitter::Submitter;
+
+use serde::{Deserialize, Serialize};
+
+/// `[upload]` in `stave.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UploadConfig {
+    /// The most audio bytes one upload may declare.
+    pub max_upload_bytes: u64,
+    /// How far an intent's timestamp may be from this node's clock.
+    pub intent_window_secs: u64,
+    /// Uploads this node processes at once.
+    pub max_jobs: usize,
+    /// Uploads one uploader may have in progress on this node.
+    pub max_jobs_per_uploader: usize,
+    /// An upload stream silent this long is dropped.
+    pub idle_timeout_secs: u64,
+    /// The slowest average rate an upload may send at: it must finish
+    /// within 60 s plus its declared bytes at this rate.
+    pub min_upload_bytes_per_sec: u64,
+    /// The transcode worker's address space, MiB (RLIMIT_AS).
+    pub worker_memory_mb: u64,
+    /// The transcode worker's CPU seconds (RLIMIT_CPU).
+    pub worker_cpu_secs: u64,
+    /// How long the node waits for the worker before killing it.
+    pub worker_wall_secs: u64,
+    /// How long `SEEDING` waits for the replication set to confirm the
+    /// blob (`PeerService.HasContent`) before the job completes
+    /// under-replicated, with an alarm.
+    pub max_seeding_secs: u64,
+}
+
+impl Default for UploadConfig {
+    fn default() -> Self {
+        UploadConfig {
+            max_upload_bytes: 2 << 30,
+            intent_window_secs: 300,
+            max_jobs: 4,
+            max_jobs_per_uploader: 2,
+            idle_timeout_secs: 30,
+            min_upload_bytes_per_sec: 64 * 1024,
+            worker_memory_mb: 1024,
+            worker_cpu_secs: 600,
+            worker_wall_secs: 900,
+            max_seeding_secs: 600,
+        }
+    }
+}
+
+impl UploadConfig {
+    /// How long an upload of `bytes` may take to arrive.
+    pub fn receive_deadline(&self, bytes: u64) -> std::time::Duration {
+        let secs = 60u64.saturating_add(bytes / self.min_upload_bytes_per_sec.max(1));
+        std::time::Duration::from_secs(secs)
+    }
+
+    /// The caps the worker applies to one input.
+    pub fn media_limits(&self) -> crate::media::Limits {
+        crate::media::Limits {
+            max_input_bytes: self.max_upload_bytes,
+            ..Default::default()
+        }
+    }
+
+    /// The worker child's resource limits.
+    pub fn worker_limits(&self) -> crate::media::worker::WorkerLimits {
+        crate::media::worker::WorkerLimits {
+            address_space: self.worker_memory_mb << 20,
+            cpu_secs: self.worker_cpu_secs,
+            file_size: self.max_upload_bytes.saturating_mul(2),
+            wall: std::time::Duration::from_secs(self.worker_wall_secs),
+        }
+    }
+}
+
+/// This node's wall clock in Unix milliseconds (intent windows and job
+/// times only; never state).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
