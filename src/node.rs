@@ -58,7 +58,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
             .await
             .map_err(|e| e.context("abci"))
     });
-    let pipeline = upload_pipeline(home, &config, &local_node, &notifier)?;
+    let pipeline = upload_pipeline(home, &config, &local_node, (&notifier, &mempool))?;
     let api = crate::grpc::ClientApi {
         store: store.clone(),
         comet: CometRpc::new(&config.cometbft.rpc),
@@ -98,8 +98,9 @@ fn upload_pipeline(
     home: &Home,
     config: &Config,
     node: &Arc<LocalNode>,
-    notifier: &Arc<crate::app::CommitNotifier>,
+    app: (&Arc<crate::app::CommitNotifier>, &Arc<crate::app::Mempool>),
 ) -> anyhow::Result<Arc<crate::content::Pipeline>> {
+    let (notifier, mempool) = app;
     let kek = crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
     let jobs = crate::local::processing::Jobs::new(node.local.clone(), kek);
     crate::local::private_dir(&home.processing_dir())?;
@@ -108,6 +109,7 @@ fn upload_pipeline(
         node.chain.clone(),
         CometRpc::new(&config.cometbft.rpc),
         notifier.clone(),
+        mempool.clone(),
     );
     let pipeline = crate::content::Pipeline::new(
         node.clone(),

@@ -26,6 +26,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::localnet::{binaries, Localnet, LocalnetConfig, Proc};
+use common::rights::{operator as operator_key, set_key, submit};
 use ed25519_dalek::SigningKey;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -39,6 +40,31 @@ use stave::proto::content as cpb;
 use stave::proto::rights as pb;
 
 const WAIT: Duration = Duration::from_secs(120);
+const GROUP: &str = "e2e-label";
+
+/// The publisher group `GROUP` with `member` in it: applied for by the
+/// member, admitted by 3 of the 4 validators (this node takes grouped
+/// uploads only).
+async fn group(net: &Localnet, member: &SigningKey) {
+    use stave::keyspaces::groups::{ApplyGroup, VoteGroup};
+    use stave::tx::Action;
+    let authority = SigningKey::generate(&mut rand::rngs::OsRng);
+    let apply = Action::ApplyGroup(ApplyGroup {
+        group_id: GROUP.into(),
+        takedown_authorities: vec![set_key(&authority)],
+        members: vec![set_key(member)],
+    });
+    submit(net, 0, member, vec![apply], "ApplyGroup").await;
+    for i in 0..3 {
+        let vote = Action::VoteGroup(VoteGroup {
+            group_id: GROUP.into(),
+            kind: stave::proto::governance::ElectionKind::Admit as i32,
+            approve: true,
+        });
+        let what = format!("VoteGroup admit by validator {i}");
+        submit(net, i, &operator_key(net, i), vec![vote], &what).await;
+    }
+}
 
 fn x25519(net: &Localnet, i: usize) -> x25519_dalek::StaticSecret {
     keyfile::load_x25519(&net.stave_home(i).join("config/x25519_key.json")).expect("x25519 key")
@@ -133,6 +159,7 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
     let keyring = tempfile::tempdir().expect("keyring dir");
     let keyring_dir = keyring.path().to_str().expect("utf-8").to_string();
     let uploader = keyfile::create_ed25519(&keyring.path().join("label.json")).expect("key");
+    group(&net, &uploader).await;
     let wav = keyring.path().join("track.wav");
     write_wav(&wav, 8);
     let wav_s = wav.to_str().expect("utf-8");
@@ -152,6 +179,8 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
         &url0,
         "--copies",
         "3",
+        "--group",
+        GROUP,
     ];
     let out = net.stave_cmd(&args);
     net.expect_success("stave content upload", &out);
@@ -270,6 +299,19 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
     net.expect_success("stave content status", &out);
     let s = net.json_of("stave content status", &out);
     assert_eq!(s["status"], "COMPLETE", "{s}");
+    assert_eq!(s["error_code"], "", "every replica confirmed: {s}");
+    for p in [
+        "receive",
+        "transcode",
+        "verify",
+        "hash",
+        "encrypt",
+        "sign",
+        "commit",
+        "replicate",
+    ] {
+        assert!(s["phases_ms"][p].is_u64(), "phase {p} in {s}");
+    }
     let mut files = Vec::new();
     files_under(&net.stave_home(0), &mut files);
     assert!(files.len() > 10, "node 0's home has files");
@@ -298,7 +340,7 @@ async fn killed_while_encrypting(net: &Localnet, key: &SigningKey, keyring_dir: 
         processing_validator: me,
         replication_set: set.clone(),
         dek_holder_set: set,
-        group_id: String::new(),
+        group_id: GROUP.into(),
     };
     let r = stave::content::client::send(&mut c, key, &plan, &wav, |_| {})
         .await
@@ -357,7 +399,7 @@ async fn refusals(net: &Localnet, key: &SigningKey, wav: &Path) {
         processing_validator: me,
         replication_set: vec![me],
         dek_holder_set: vec![me],
-        group_id: String::new(),
+        group_id: GROUP.into(),
     };
     let node = c
         .content
@@ -377,8 +419,22 @@ async fn refusals(net: &Localnet, key: &SigningKey, wav: &Path) {
             .to_bytes()
             .to_vec(),
         audio_bytes: bytes.len() as u64,
+        group_id: GROUP.into(),
         ..Default::default()
     };
+    // an ungrouped upload is refused by default
+    let mut ungrouped = intent.clone();
+    ungrouped.group_id.clear();
+    let e = c
+        .content
+        .upload(tokio_stream::iter(vec![cpb::UploadRequest {
+            part: Some(cpb::upload_request::Part::Intent(
+                stave::content::sign_intent(key, ungrouped),
+            )),
+        }]))
+        .await
+        .expect_err("ungrouped");
+    assert!(e.message().starts_with("GROUP_REQUIRED:"), "{e:?}");
     let signed = stave::content::sign_intent(key, intent);
     let msgs = |audio: Vec<u8>| {
         let intent = cpb::UploadRequest {

@@ -139,9 +139,9 @@ async fn upload(a: UploadArgs, out: Output) -> anyhow::Result<()> {
     } else {
         Some(up::follow(&mut c, &job, |_| {}, |_| true).await?)
     };
-    let receiving_lost = state
-        .as_ref()
-        .is_some_and(|s| s.status == "FAILED" && s.error.starts_with("restarted while receiving"));
+    let receiving_lost = state.as_ref().is_some_and(|s| {
+        s.status == "FAILED" && s.error_code == "RESTARTED" && s.manifest.is_none()
+    });
     if job.is_empty() || receiving_lost {
         let file = a
             .file
@@ -174,7 +174,13 @@ async fn upload(a: UploadArgs, out: Output) -> anyhow::Result<()> {
     if up::awaiting_signature(&s) {
         let m = s.manifest.clone().unwrap_or_default();
         let p = plan_made.unwrap_or_else(|| plan_of(&m));
-        up::check_manifest(&m, &p, &key)?;
+        let chain = c
+            .content
+            .node(crate::proto::content::NodeRequest {})
+            .await?
+            .into_inner()
+            .chain_id;
+        up::check_manifest(&m, &p, &key, &chain)?;
         up::complete(&mut c, &key, &job, &m).await?;
     }
     let done = |s: &JobState| s.status == "SEEDING";
@@ -182,8 +188,10 @@ async fn upload(a: UploadArgs, out: Output) -> anyhow::Result<()> {
     spin.finish_with_message(s.status.clone());
     out.print(&state_json(&s));
     anyhow::ensure!(
-        s.status != "FAILED",
-        "upload failed: {} {}",
+        matches!(s.status.as_str(), "SEEDING" | "COMPLETE"),
+        "upload not registered: job {} is {} {} {}",
+        hex::encode(&job),
+        s.status,
         s.error_code,
         s.error
     );
@@ -224,6 +232,11 @@ fn state_json(s: &JobState) -> serde_json::Value {
         "dek_commitment": hex::encode(&m.dek_commitment),
         "replication_set": m.replication_set.iter().map(hex::encode).collect::<Vec<_>>(),
         "dek_holder_set": m.dek_holder_set.iter().map(hex::encode).collect::<Vec<_>>(),
+        "phases_ms": s
+            .phases
+            .iter()
+            .map(|p| (p.name.clone(), json!(p.ms)))
+            .collect::<serde_json::Map<_, _>>(),
         "audio": {
             "sample_rate": f.sample_rate, "channels": f.channels,
             "bits_per_sample": f.bits_per_sample, "duration_ms": f.duration_ms,

@@ -7,24 +7,28 @@
 //! FLAC of PCM is smaller; of a lossy source, larger). `UploadComplete`
 //! charges the real size on chain.
 
-use super::{IngestError, Intent};
+use super::{IngestError, Intent, UploadConfig};
 use crate::keyspaces::params::ParamsRead;
 use crate::keyspaces::uploads::{content_pool_key, validator_usage_key, UploadsRead};
 use crate::keyspaces::validators::ValidatorsRead;
 use crate::store::StateRead;
 
 /// Checks `intent` against the state `s` for the validator `me`, with the
-/// node's cap on one upload's audio.
+/// node's `[upload]` policy (ungrouped uploads, the cap on one upload).
 ///
 /// # Errors
-/// `NotProcessor`, `InactiveMember`, `NotMember`, `TooLarge`, `Budget`,
-/// `Internal` (a store read failed).
+/// `GroupRequired`, `NotProcessor`, `InactiveMember`, `NotMember`,
+/// `TooLarge`, `Budget`, `Internal` (a store read failed).
 pub fn admit<S: StateRead + ?Sized>(
     s: &S,
     intent: &Intent,
     me: &[u8; 32],
-    max_upload_bytes: u64,
+    cfg: &UploadConfig,
 ) -> Result<(), IngestError> {
+    if intent.group_id.is_empty() && !cfg.allow_ungrouped {
+        return Err(IngestError::GroupRequired);
+    }
+    let max_upload_bytes = cfg.max_upload_bytes;
     check_processor(s, intent, me)?;
     for k in intent.replication_set.iter().chain(&intent.dek_holder_set) {
         if !s.is_active_validator(k)? {

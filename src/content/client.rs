@@ -197,10 +197,25 @@ pub fn awaiting_signature(s: &pb::JobState) -> bool {
 }
 
 /// Checks the manifest the node prepared before the uploader signs it:
-/// the sets, group and keys are the plan's, and the recovery copy of the
+/// its chain, no images, the sets, group and keys are the plan's, and the
+/// recovery copy of the
 /// DEK unwraps with the uploader's recovery key to the DEK the
 /// `dek_commitment` names.
-pub fn check_manifest(m: &UploadManifest, plan: &Plan, key: &SigningKey) -> anyhow::Result<()> {
+pub fn check_manifest(
+    m: &UploadManifest,
+    plan: &Plan,
+    key: &SigningKey,
+    chain_id: &str,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        m.chain_id == chain_id,
+        "the manifest names chain {:?}, the node is on {chain_id:?}",
+        m.chain_id
+    );
+    anyhow::ensure!(
+        m.image_cids.is_empty(),
+        "the manifest names images this upload did not send"
+    );
     let keys = |s: &[[u8; 32]]| s.iter().map(|k| k.to_vec()).collect::<Vec<_>>();
     anyhow::ensure!(
         m.processing_validator == plan.processing_validator

@@ -18,6 +18,10 @@ pub enum IngestError {
     BadSignature(String),
     #[error("this intent (uploader {uploader}, nonce {nonce}) was already used")]
     Replayed { uploader: String, nonce: String },
+    #[error("this node takes uploads into a publisher group only (upload.allow_ungrouped = false): name the group")]
+    GroupRequired,
+    #[error("{0}")]
+    Exists(String),
     #[error("uploader {uploader} is not a member of active group {group:?}")]
     NotMember { uploader: String, group: String },
     #[error("this validator cannot process the upload: {0}")]
@@ -49,7 +53,7 @@ pub enum IngestError {
     Busy(String),
     #[error("no data for {secs} s: the upload was dropped")]
     Idle { secs: u64 },
-    #[error("the upload did not finish within {secs} s (upload.min_upload_bytes_per_sec)")]
+    #[error("the upload fell behind upload.min_upload_bytes_per_sec after {secs} s")]
     TooSlow { secs: u64 },
     #[error("the upload declared {declared} bytes of audio and sent {sent}")]
     SizeMismatch { declared: u64, sent: u64 },
@@ -79,6 +83,8 @@ impl IngestError {
         "STALE_INTENT",
         "BAD_SIGNATURE",
         "REPLAYED",
+        "GROUP_REQUIRED",
+        "EXISTS",
         "NOT_MEMBER",
         "NOT_PROCESSOR",
         "INACTIVE_MEMBER",
@@ -107,6 +113,8 @@ impl IngestError {
             Stale { .. } => "STALE_INTENT",
             BadSignature(_) => "BAD_SIGNATURE",
             Replayed { .. } => "REPLAYED",
+            GroupRequired => "GROUP_REQUIRED",
+            Exists(_) => "EXISTS",
             NotMember { .. } => "NOT_MEMBER",
             NotProcessor(_) => "NOT_PROCESSOR",
             InactiveMember(_) => "INACTIVE_MEMBER",
@@ -137,7 +145,8 @@ impl IngestError {
             SizeMismatch { .. } => C::InvalidArgument,
             Aborted(_) => C::Aborted,
             BadSignature(_) | ManifestSignature(_) => C::Unauthenticated,
-            NotMember { .. } => C::PermissionDenied,
+            NotMember { .. } | GroupRequired => C::PermissionDenied,
+            Exists(_) => C::AlreadyExists,
             Replayed { .. } => C::AlreadyExists,
             NotProcessor(_) | InactiveMember(_) | JobState { .. } => C::FailedPrecondition,
             TooLarge { .. } | Budget { .. } | Disk(_) | Busy(_) => C::ResourceExhausted,
@@ -177,16 +186,73 @@ mod tests {
         for c in IngestError::CODES {
             assert!(seen.insert(*c), "{c} twice");
         }
-        let samples = [
+        let s = || String::from("x");
+        let every = [
+            IngestError::BadIntent(s()),
+            IngestError::WrongChain {
+                got: s(),
+                want: s(),
+            },
+            IngestError::Stale {
+                timestamp_ms: 0,
+                now_ms: 0,
+                window_ms: 0,
+            },
+            IngestError::BadSignature(s()),
+            IngestError::Replayed {
+                uploader: s(),
+                nonce: s(),
+            },
+            IngestError::GroupRequired,
+            IngestError::Exists(s()),
+            IngestError::NotMember {
+                uploader: s(),
+                group: s(),
+            },
+            IngestError::NotProcessor(s()),
+            IngestError::InactiveMember(s()),
+            IngestError::TooLarge {
+                what: "a",
+                size: 0,
+                max: 0,
+                param: "p",
+            },
+            IngestError::Budget {
+                who: s(),
+                used: 0,
+                adding: 0,
+                max: 0,
+                param: "p",
+            },
             IngestError::Empty,
-            IngestError::Protocol,
+            IngestError::Disk(s()),
+            IngestError::Busy(s()),
             IngestError::Idle { secs: 1 },
-            IngestError::NoJob("x".into()),
+            IngestError::TooSlow { secs: 1 },
+            IngestError::SizeMismatch {
+                declared: 1,
+                sent: 0,
+            },
+            IngestError::Protocol,
+            IngestError::Aborted(s()),
+            IngestError::NoJob(s()),
+            IngestError::JobState {
+                job: s(),
+                status: "S",
+                why: s(),
+            },
+            IngestError::ManifestSignature(s()),
+            IngestError::Internal(s()),
         ];
-        for e in samples {
-            assert!(IngestError::CODES.contains(&e.code()), "{e}");
-            let s = tonic::Status::from(e);
-            assert!(s.message().contains(':'), "{s:?}");
+        let codes: std::collections::BTreeSet<&str> = every.iter().map(|e| e.code()).collect();
+        assert_eq!(
+            codes, seen,
+            "every variant has a listed code, and every code a variant"
+        );
+        for e in every {
+            let code = e.code();
+            let st = tonic::Status::from(e);
+            assert!(st.message().starts_with(&format!("{code}: ")), "{st:?}");
         }
     }
 }

@@ -30,10 +30,17 @@ pub use submitter::Submitter;
 
 use serde::{Deserialize, Serialize};
 
+/// Seconds an upload may send at any rate before the minimum rate counts.
+pub const GRACE_SECS: u64 = 60;
+
 /// `[upload]` in `stave.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct UploadConfig {
+    /// Whether uploads outside any publisher group are taken. Off by
+    /// default: anyone can make a key, so only members of groups the
+    /// validators admitted may make this node transcode and store.
+    pub allow_ungrouped: bool,
     /// The most audio bytes one upload may declare.
     pub max_upload_bytes: u64,
     /// How far an intent's timestamp may be from this node's clock.
@@ -44,8 +51,8 @@ pub struct UploadConfig {
     pub max_jobs_per_uploader: usize,
     /// An upload stream silent this long is dropped.
     pub idle_timeout_secs: u64,
-    /// The slowest average rate an upload may send at: it must finish
-    /// within 60 s plus its declared bytes at this rate.
+    /// The slowest average rate an upload may send at, after a minute's
+    /// grace (checked at every message and while waiting for the next).
     pub min_upload_bytes_per_sec: u64,
     /// The transcode worker's address space, MiB (RLIMIT_AS).
     pub worker_memory_mb: u64,
@@ -53,6 +60,15 @@ pub struct UploadConfig {
     pub worker_cpu_secs: u64,
     /// How long the node waits for the worker before killing it.
     pub worker_wall_secs: u64,
+    /// How long a job waits for its manifest signature before it is
+    /// failed and its blob, key and scratch removed.
+    pub signature_ttl_secs: u64,
+    /// Jobs waiting for their signature this node keeps at once, and of
+    /// them one uploader's.
+    pub max_awaiting_signature: usize,
+    pub max_awaiting_per_uploader: usize,
+    /// Days a finished job's record stays in the local store.
+    pub keep_finished_days: u64,
     /// How long `SEEDING` waits for the replication set to confirm the
     /// blob (`PeerService.HasContent`) before the job completes
     /// under-replicated, with an alarm.
@@ -62,6 +78,7 @@ pub struct UploadConfig {
 impl Default for UploadConfig {
     fn default() -> Self {
         UploadConfig {
+            allow_ungrouped: false,
             max_upload_bytes: 2 << 30,
             intent_window_secs: 300,
             max_jobs: 4,
@@ -71,16 +88,40 @@ impl Default for UploadConfig {
             worker_memory_mb: 1024,
             worker_cpu_secs: 600,
             worker_wall_secs: 900,
+            signature_ttl_secs: 3600,
+            max_awaiting_signature: 16,
+            max_awaiting_per_uploader: 4,
+            keep_finished_days: 7,
             max_seeding_secs: 600,
         }
     }
 }
 
 impl UploadConfig {
-    /// How long an upload of `bytes` may take to arrive.
-    pub fn receive_deadline(&self, bytes: u64) -> std::time::Duration {
-        let secs = 60u64.saturating_add(bytes / self.min_upload_bytes_per_sec.max(1));
-        std::time::Duration::from_secs(secs)
+    /// How long the next upload message may take: after a minute's grace,
+    /// the bytes sent so far must keep up with `min_upload_bytes_per_sec`
+    /// since the start, and all `declared` bytes must arrive within a
+    /// minute plus their time at that rate.
+    ///
+    /// # Errors
+    /// `TooSlow` when the sender is behind.
+    pub fn time_left(
+        &self,
+        elapsed: std::time::Duration,
+        sent: u64,
+        declared: u64,
+    ) -> Result<std::time::Duration, IngestError> {
+        let rate = self.min_upload_bytes_per_sec.max(1);
+        let total = GRACE_SECS.saturating_add(declared / rate);
+        let behind = elapsed.as_secs() > GRACE_SECS
+            && sent < (elapsed.as_secs() - GRACE_SECS).saturating_mul(rate);
+        let left = total.saturating_sub(elapsed.as_secs());
+        if behind || left == 0 {
+            return Err(IngestError::TooSlow {
+                secs: elapsed.as_secs(),
+            });
+        }
+        Ok(std::time::Duration::from_secs(left))
     }
 
     /// The caps the worker applies to one input.

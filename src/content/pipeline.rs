@@ -7,13 +7,14 @@
 //! registered on chain by the operator-key [`Submitter`], and the sealed
 //! DEK is wiped before `SEEDING`.
 
+mod finish;
+mod steps;
+
 use std::collections::BTreeSet;
-use std::io::{BufReader, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
 use tokio::sync::broadcast;
 
 use super::slots::{Slot, Slots};
@@ -22,14 +23,11 @@ use super::{IngestError, Intent, UploadConfig};
 use crate::local::deks::DeksExt;
 use crate::local::node::LocalNode;
 use crate::local::processing::{job_status_name, Jobs, NewJob};
-use crate::media::cid::raw_cid_of_digest;
-use crate::media::worker::{run_worker, WorkerError};
 use crate::proto::content as cpb;
-use crate::proto::local::{JobStatus, ProcessingJob, StoredDek};
-use crate::proto::rights as rpb;
+use crate::proto::local::{JobStatus, ProcessingJob};
 
-/// How often used intents past their window are forgotten.
-const INTENT_SWEEP: Duration = Duration::from_secs(600);
+/// How often [`Pipeline::sweep`] runs.
+const SWEEP: Duration = Duration::from_secs(60);
 
 /// How often `SEEDING` asks the replication set again.
 const SEEDING_POLL: Duration = Duration::from_secs(2);
@@ -41,7 +39,7 @@ pub struct Pipeline {
     pub cfg: UploadConfig,
     /// The `stave` binary the worker child runs.
     exe: PathBuf,
-    /// `<home>/data/processing`: one directory per job.
+    /// `<home>/content/.processing`: one directory per job.
     scratch: PathBuf,
     submitter: Arc<Submitter>,
     pub slots: Arc<Slots>,
@@ -49,28 +47,13 @@ pub struct Pipeline {
     changes: broadcast::Sender<Vec<u8>>,
     /// The jobs a task is driving now: at most one task per job.
     driving: parking_lot::Mutex<BTreeSet<Vec<u8>>>,
+    /// Checks and writes of `local/deks` one at a time.
+    dek_lock: parking_lot::Mutex<()>,
     /// `Complete` checks and records one signature at a time.
     completing: parking_lot::Mutex<()>,
     /// Each unfinished job's state and when it entered it (for metrics).
     entered:
         parking_lot::Mutex<std::collections::BTreeMap<Vec<u8>, (JobStatus, std::time::Instant)>>,
-}
-
-/// Writes through to `inner`, hashing every byte.
-struct Hashing<W: Write> {
-    inner: W,
-    hash: Sha256,
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hash.update(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 fn internal(e: impl std::fmt::Display) -> IngestError {
@@ -120,6 +103,7 @@ impl Pipeline {
             entered: parking_lot::Mutex::default(),
             driving: parking_lot::Mutex::default(),
             completing: parking_lot::Mutex::new(()),
+            dek_lock: parking_lot::Mutex::new(()),
         })
     }
 
@@ -141,19 +125,40 @@ impl Pipeline {
         }
         let me = self.clone();
         tokio::spawn(async move {
-            let mut every = tokio::time::interval(INTENT_SWEEP);
+            let mut every = tokio::time::interval(SWEEP);
             loop {
                 every.tick().await;
-                let local = me.node.local.clone();
-                let now = super::now_ms();
-                let swept =
-                    tokio::task::spawn_blocking(move || super::replay::forget_expired(&local, now))
-                        .await;
+                let p = me.clone();
+                let swept = tokio::task::spawn_blocking(move || p.sweep(super::now_ms())).await;
                 if let Ok(Err(e)) = swept {
-                    tracing::warn!("forgetting expired upload intents: {e}");
+                    tracing::warn!("upload housekeeping: {e}");
                 }
             }
         });
+        Ok(())
+    }
+
+    /// Housekeeping at `now_ms`: forgets used intents past their window,
+    /// fails the jobs whose manifest waited longer than
+    /// `signature_ttl_secs` (removing their blob, key and scratch), and
+    /// deletes finished job records older than `keep_finished_days`.
+    pub fn sweep(&self, now_ms: u64) -> Result<(), IngestError> {
+        super::replay::forget_expired(&self.node.local, now_ms)?;
+        let ttl = self.cfg.signature_ttl_secs.saturating_mul(1000);
+        let keep = self.cfg.keep_finished_days.saturating_mul(86_400_000);
+        for j in self.jobs.all()? {
+            if awaiting_signature(&j) && j.manifest_at_ms.saturating_add(ttl) < now_ms {
+                let why = format!(
+                    "no signature within {} s (upload.signature_ttl_secs)",
+                    self.cfg.signature_ttl_secs
+                );
+                self.fail(&j.job_id, Failure::new("UNSIGNED", why));
+            } else if crate::local::processing::is_terminal(j.status())
+                && j.created_at.saturating_add(keep) < now_ms
+            {
+                self.jobs.forget(&j.job_id)?;
+            }
+        }
         Ok(())
     }
 
@@ -208,6 +213,7 @@ impl Pipeline {
     /// `Disk` when the disk lacks room for the input, the FLAC and the
     /// blob; `Internal`.
     pub fn begin(&self, intent: &Intent, now_ms: u64) -> Result<(Vec<u8>, PathBuf), IngestError> {
+        self.check_awaiting(&intent.uploader)?;
         let job_id: [u8; 16] = rand::random();
         let dir = self.scratch.join(hex::encode(job_id));
         crate::local::private_dir(&dir).map_err(internal)?;
@@ -239,6 +245,33 @@ impl Pipeline {
         Ok((job_id.to_vec(), input))
     }
 
+    /// `BUSY` when too many jobs wait for their signature, here or of
+    /// this uploader (each holds a blob and a key until signed or expired).
+    fn check_awaiting(&self, uploader: &[u8; 32]) -> Result<(), IngestError> {
+        let waiting: Vec<ProcessingJob> = self
+            .jobs
+            .all()?
+            .into_iter()
+            .filter(awaiting_signature)
+            .collect();
+        let mine = waiting
+            .iter()
+            .filter(|j| j.uploader_pubkey == uploader)
+            .count();
+        if waiting.len() >= self.cfg.max_awaiting_signature {
+            return Err(IngestError::Busy(format!(
+                "{} jobs here wait for their manifest signature (upload.max_awaiting_signature)",
+                waiting.len()
+            )));
+        }
+        if mine >= self.cfg.max_awaiting_per_uploader {
+            return Err(IngestError::Busy(format!(
+                "{mine} of this uploader's jobs wait for their manifest signature: sign or let them expire (upload.max_awaiting_per_uploader)"
+            )));
+        }
+        Ok(())
+    }
+
     /// Every declared byte arrived: `TRANSCODING`, processed in the
     /// background while `slot` is held.
     pub fn received(
@@ -256,8 +289,8 @@ impl Pipeline {
     }
 
     /// Fails a job that never left `RECEIVING` (the client stalled or lied).
-    pub fn abandon(&self, job_id: &[u8], e: &IngestError) {
-        self.fail(job_id, Failure::new(e.code(), e));
+    pub fn abandon(&self, job_id: &[u8], code: &str, message: &str) {
+        self.fail(job_id, Failure::new(code, message));
     }
 
     /// Drives the job in a task, unless a task drives it already (that
@@ -316,125 +349,6 @@ impl Pipeline {
         }
     }
 
-    async fn transcode(&self, job: ProcessingJob) -> Result<(), Failure> {
-        let (exe, input, output) = (
-            self.exe.clone(),
-            PathBuf::from(&job.raw_audio_path),
-            PathBuf::from(&job.flac_path),
-        );
-        let (limits, wl) = (self.cfg.media_limits(), self.cfg.worker_limits());
-        let t =
-            tokio::task::spawn_blocking(move || run_worker(&exe, &input, &output, &limits, &wl))
-                .await
-                .map_err(|e| Failure::new("INTERNAL", e))?
-                .map_err(|e| match e {
-                    WorkerError::Refused { code, message } => Failure::new(&code, message),
-                    e @ WorkerError::Decoder(_) => Failure::new("DECODER", e),
-                })?;
-        let _ = std::fs::remove_file(&job.raw_audio_path);
-        let f = &t.facts;
-        let facts = cpb::AudioFacts {
-            sample_rate: f.sample_rate,
-            channels: f.channels,
-            bits_per_sample: f.bits_per_sample,
-            frames: f.frames,
-            duration_ms: f.duration_ms(),
-            source_codec: f.source_codec.clone(),
-            lossless_source: f.lossless_source,
-            flac_bytes: t.flac_bytes,
-        };
-        let ms = Duration::from_millis;
-        self.jobs.advance(&job.job_id, JobStatus::Encrypting, |j| {
-            j.flac_cid = t.flac_cid.to_vec();
-            j.facts = Some(facts);
-            j.phases.push(phase("transcode", ms(t.timings.encode_ms)));
-            j.phases.push(phase("verify", ms(t.timings.verify_ms)));
-            j.phases.push(phase("hash", ms(t.timings.hash_ms)));
-        })?;
-        self.changed(&job.job_id);
-        Ok(())
-    }
-
-    async fn encrypt(self: &Arc<Self>, job: ProcessingJob) -> Result<(), Failure> {
-        let me = self.clone();
-        tokio::task::spawn_blocking(move || me.encrypt_blocking(job))
-            .await
-            .map_err(|e| Failure::new("INTERNAL", e))?
-    }
-
-    fn encrypt_blocking(&self, job: ProcessingJob) -> Result<(), Failure> {
-        let started = std::time::Instant::now();
-        // a resumed step starts over with a fresh nonce prefix: drop the
-        // blob an interrupted run may have left
-        if !job.encrypted_cid.is_empty() {
-            let _ = self.node.content.remove(&job.encrypted_cid);
-        }
-        let dek = self
-            .jobs
-            .dek(&job.job_id)
-            .map_err(|e| Failure::new("INTERNAL", e))?;
-        let blob = Path::new(&job.flac_path).with_extension("enc");
-        let (digest, size) = encrypt_file(&dek, Path::new(&job.flac_path), &blob)?;
-        let encrypted_cid = raw_cid_of_digest(&digest).to_vec();
-        crate::metrics::metrics()
-            .upload_bytes
-            .with_label_values(&["out"])
-            .inc_by(size);
-        self.jobs
-            .update(&job.job_id, |j| j.encrypted_cid = encrypted_cid.clone())?;
-        self.node
-            .content
-            .adopt(&encrypted_cid, &blob)
-            .map_err(|e| Failure::new("INTERNAL", e))?;
-        let recovery: [u8; 32] = job
-            .recovery_x25519
-            .as_slice()
-            .try_into()
-            .map_err(|_| Failure::new("INTERNAL", "job has no 32-byte recovery key"))?;
-        let wrap = |to: &[u8; 32]| {
-            crate::crypto::wrap::wrap_dek(&dek, to, &job.flac_cid)
-                .map_err(|e| Failure::new("INTERNAL", e))
-        };
-        let mine = wrap(&x25519_dalek::PublicKey::from(&self.node.x25519).to_bytes())?;
-        self.node
-            .local
-            .put_dek(&StoredDek {
-                cid: job.flac_cid.clone(),
-                wrapped_dek: mine.ciphertext,
-                ephemeral_pubkey: mine.ephemeral_pubkey.to_vec(),
-                source_validator: vec![],
-            })
-            .map_err(|e| Failure::new("INTERNAL", e))?;
-        let rec = wrap(&recovery)?;
-        let chain_id = self.chain_id()?;
-        let manifest = rpb::UploadManifest {
-            chain_id,
-            flac_cid: job.flac_cid.clone(),
-            encrypted_cid: encrypted_cid.clone(),
-            image_cids: vec![],
-            encrypted_size: size,
-            replication_set: job.replication_set.clone(),
-            dek_holder_set: job.dek_holder_set.clone(),
-            processing_validator: self.node.me().to_vec(),
-            group_id: job.group_id.clone(),
-            recovery_dek: Some(rpb::WrappedDek {
-                cid: job.flac_cid.clone(),
-                wrapped_dek: rec.ciphertext,
-                ephemeral_pubkey: rec.ephemeral_pubkey.to_vec(),
-                uploader_pubkey: job.uploader_pubkey.clone(),
-            }),
-            uploader_pubkey: job.uploader_pubkey.clone(),
-            dek_commitment: crate::crypto::dek_commitment(&dek, &encrypted_cid).to_vec(),
-        };
-        self.jobs.update(&job.job_id, |j| {
-            j.manifest = Some(manifest);
-            j.manifest_at_ms = super::now_ms();
-            j.phases.push(phase("encrypt", started.elapsed()));
-        })?;
-        self.changed(&job.job_id);
-        Ok(())
-    }
-
     /// The uploader's signature over the job's manifest: kept, the sealed
     /// DEK wiped, and the manifest registered on chain in the background.
     ///
@@ -486,139 +400,6 @@ impl Pipeline {
         Ok(())
     }
 
-    async fn register(&self, job: ProcessingJob) -> Result<(), Failure> {
-        let manifest = job
-            .manifest
-            .clone()
-            .ok_or_else(|| Failure::new("INTERNAL", "signed job without manifest"))?;
-        let sig: [u8; 64] = job
-            .uploader_signature
-            .as_slice()
-            .try_into()
-            .map_err(|_| Failure::new("INTERNAL", "bad stored signature"))?;
-        let action = crate::tx::Action::UploadComplete(crate::keyspaces::uploads::UploadComplete {
-            manifest,
-            uploader_signature: sig,
-        });
-        let started = std::time::Instant::now();
-        let c = match self.submitter.submit(vec![action]).await {
-            Ok(c) => c,
-            Err(e) => return Err(Failure::new("SUBMIT", e)),
-        };
-        if c.code != 0 && !self.registered(&job)? {
-            let name = crate::tx::Code::from_value(c.code).map_or("UNKNOWN", |c| c.name());
-            return Err(Failure::new(
-                "CHAIN",
-                format!("UploadComplete: code {} {name}: {}", c.code, c.log),
-            ));
-        }
-        self.jobs.advance(&job.job_id, JobStatus::Seeding, |j| {
-            j.height = c.height;
-            j.phases.push(phase("commit", started.elapsed()));
-        })?;
-        self.changed(&job.job_id);
-        Ok(())
-    }
-
-    /// Whether chain state already holds this job's upload (a resubmission
-    /// of a tx that committed before a restart).
-    fn registered(&self, job: &ProcessingJob) -> Result<bool, Failure> {
-        use crate::keyspaces::uploads::UploadsRead;
-        let u = self
-            .node
-            .chain
-            .view()
-            .upload(&job.flac_cid)
-            .map_err(|e| Failure::new("INTERNAL", e))?;
-        Ok(u.is_some_and(|u| u.uploader_signature == job.uploader_signature))
-    }
-
-    /// `SEEDING`: the replication set's reconcilers fetch the blob (from
-    /// this node or each other); this node asks each of them
-    /// (`HasContent`, signed answers) until all hold it, or until
-    /// `max_seeding_secs` pass, when the job completes under-replicated
-    /// (`error_code` `UNDER_REPLICATED`) and the alarm is raised.
-    async fn seed(&self, job: ProcessingJob) -> Result<(), Failure> {
-        let cid = job.encrypted_cid.clone();
-        let set: Vec<[u8; 32]> = job
-            .replication_set
-            .iter()
-            .filter_map(|k| k.as_slice().try_into().ok())
-            .collect();
-        let me = self.node.me();
-        let chain_id = self.chain_id()?;
-        let started = std::time::Instant::now();
-        let end = started + Duration::from_secs(self.cfg.max_seeding_secs);
-        let mut held: BTreeSet<[u8; 32]> = BTreeSet::new();
-        loop {
-            let waiting: Vec<[u8; 32]> =
-                set.iter().filter(|k| !held.contains(*k)).copied().collect();
-            for k in &waiting {
-                let ok = if *k == me {
-                    self.node.content.size(&cid).is_some()
-                } else {
-                    self.peer_holds(k, &chain_id, &cid).await
-                };
-                if ok {
-                    held.insert(*k);
-                }
-            }
-            if held.len() == set.len() {
-                self.jobs.advance(&job.job_id, JobStatus::Complete, |j| {
-                    j.phases.push(phase("replicate", started.elapsed()));
-                })?;
-                self.remove_dir(&job.job_id);
-                self.changed(&job.job_id);
-                return Ok(());
-            }
-            if std::time::Instant::now() >= end {
-                return self.under_replicated(&job, held.len(), set.len());
-            }
-            tokio::time::sleep(SEEDING_POLL).await;
-        }
-    }
-
-    fn chain_id(&self) -> Result<String, Failure> {
-        Ok(self
-            .node
-            .chain
-            .commit_info()
-            .map_err(|e| Failure::new("INTERNAL", e))?
-            .chain_id)
-    }
-
-    /// Whether validator `k` says, signed, that it holds `cid`.
-    async fn peer_holds(&self, k: &[u8; 32], chain_id: &str, cid: &[u8]) -> bool {
-        let view = self.node.chain.view();
-        let Ok(Some(rec)) = crate::local::node::active_validator(&view, k) else {
-            return false;
-        };
-        let t = crate::local::peer_client::PeerTarget {
-            operator: *k,
-            address: rec.address,
-        };
-        matches!(
-            crate::local::peer_client::has_content(&self.node.operator, chain_id, &t, cid).await,
-            Ok(Some(_))
-        )
-    }
-
-    fn under_replicated(&self, job: &ProcessingJob, held: usize, of: usize) -> Result<(), Failure> {
-        let msg = format!(
-            "{held} of {of} replicas confirmed the blob within {} s (upload.max_seeding_secs)",
-            self.cfg.max_seeding_secs
-        );
-        tracing::warn!(job = %hex::encode(&job.job_id), cid = %hex::encode(&job.encrypted_cid), "under-replicated upload: {msg}");
-        crate::metrics::metrics().upload_under_replicated.inc();
-        self.jobs.advance(&job.job_id, JobStatus::Complete, |j| {
-            j.error_code = "UNDER_REPLICATED".into();
-            j.error = msg;
-        })?;
-        self.remove_dir(&job.job_id);
-        self.changed(&job.job_id);
-        Ok(())
-    }
-
     fn fail(&self, job_id: &[u8], f: Failure) {
         tracing::warn!(job = %hex::encode(job_id), code = %f.code, error = %f.message, "upload job failed");
         match self.jobs.advance(job_id, JobStatus::Failed, |j| {
@@ -642,13 +423,21 @@ impl Pipeline {
         let Ok(Some(job)) = self.job(job_id) else {
             return;
         };
-        if job.flac_cid.is_empty() || self.registered(&job).unwrap_or(true) {
+        // a signed manifest may still commit (its tx pending somewhere):
+        // its blob and key stay, reported as unassigned if it never does
+        if job.flac_cid.is_empty() || !job.uploader_signature.is_empty() {
             return;
         }
         if !job.encrypted_cid.is_empty() {
             let _ = self.node.content.remove(&job.encrypted_cid);
         }
-        let _ = self.node.local.delete_dek(&job.flac_cid);
+        let _one = self.dek_lock.lock();
+        let own = self.node.local.dek(&job.flac_cid).ok().flatten();
+        if own.is_some_and(|d| {
+            !job.own_dek_ephemeral.is_empty() && d.ephemeral_pubkey == job.own_dek_ephemeral
+        }) {
+            let _ = self.node.local.delete_dek(&job.flac_cid);
+        }
     }
 }
 
@@ -666,6 +455,11 @@ fn phase(name: &str, took: Duration) -> cpb::Phase {
     }
 }
 
+/// Whether a job has made its manifest and waits for the uploader.
+fn awaiting_signature(j: &ProcessingJob) -> bool {
+    j.status() == JobStatus::Encrypting && j.manifest.is_some() && j.uploader_signature.is_empty()
+}
+
 /// Whether a job has a step to run now (it is not waiting for its
 /// signature, and not finished).
 fn needs_driving(j: &ProcessingJob) -> bool {
@@ -674,23 +468,4 @@ fn needs_driving(j: &ProcessingJob) -> bool {
         JobStatus::Encrypting => j.manifest.is_none() || !j.uploader_signature.is_empty(),
         _ => false,
     }
-}
-
-/// Encrypts `flac` into `blob`; returns the blob's sha-256 and size.
-fn encrypt_file(
-    dek: &crate::crypto::Dek,
-    flac: &Path,
-    blob: &Path,
-) -> Result<([u8; 32], u64), Failure> {
-    let io = |e: std::io::Error| Failure::new("INTERNAL", format!("{}: {e}", blob.display()));
-    let input = BufReader::with_capacity(1 << 20, std::fs::File::open(flac).map_err(io)?);
-    let out = std::fs::File::create(blob).map_err(io)?;
-    let mut w = Hashing {
-        inner: BufWriter::with_capacity(1 << 20, out),
-        hash: Sha256::new(),
-    };
-    let size = crate::crypto::stream::encrypt(dek, input, &mut w)
-        .map_err(|e| Failure::new("INTERNAL", e))?;
-    w.flush().map_err(io)?;
-    Ok((w.hash.finalize().into(), size))
 }

@@ -1,22 +1,25 @@
 //! Submits txs signed with this validator's operator key: `UploadComplete`
 //! now, delivery records and attestations later.
 //!
-//! One tx at a time, in its own nonce sequence: the nonce is the larger of
-//! the chain's and the one after this submitter's last accepted tx. A
-//! nonce refusal (the operator also signed a tx by hand) re-reads the
-//! chain and signs again. A tx not committed within `commit_wait`, or a
+//! One tx at a time, in its own nonce sequence: the nonce is the largest of
+//! the chain's, this node's mempool's (the key's pending txs) and the one
+//! after this submitter's last accepted tx. A nonce refusal of a new tx
+//! (the operator also signed one by hand) reads them again and signs
+//! again. A tx not committed within `commit_wait`, or a
 //! CometBFT that does not answer (restarting, say), is tried again after a
 //! backoff (1, 2, 4, 8 s, …), up to `tries` times: the same bytes, after
-//! asking the tx index whether they landed. Only a nonce refusal signs
-//! anew, and a second tx at a spent nonce is refused, so nothing commits
-//! twice.
+//! asking the tx index whether they landed. Bytes once broadcast are never
+//! signed anew: if their nonce is spent and the tx index (when CometBFT
+//! keeps one) does not have them, `submit` answers `Spent` and the caller
+//! reads state to learn whether its actions took effect (`UploadComplete`
+//! is also refused on chain if it already did).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
 
-use crate::app::CommitNotifier;
+use crate::app::{CommitNotifier, Mempool};
 use crate::client::{CometRpc, CommittedTx};
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::ParamsRead;
@@ -33,6 +36,8 @@ pub enum SubmitError {
     Simulation { code: u32, log: String },
     #[error("not committed after {tries} broadcasts")]
     NotCommitted { tries: u32 },
+    #[error("nonce {nonce} was spent while the tx waited: it committed unseen or another tx took it; read state before submitting again")]
+    Spent { nonce: u64 },
     #[error("{0}")]
     Node(String),
 }
@@ -43,6 +48,7 @@ pub struct Submitter {
     store: ChainStore,
     comet: CometRpc,
     notifier: Arc<CommitNotifier>,
+    mempool: Arc<Mempool>,
     /// The nonce after this submitter's last accepted tx; the lock makes
     /// submissions one at a time.
     next: tokio::sync::Mutex<u64>,
@@ -69,12 +75,14 @@ impl Submitter {
         store: ChainStore,
         comet: CometRpc,
         notifier: Arc<CommitNotifier>,
+        mempool: Arc<Mempool>,
     ) -> Self {
         Submitter {
             key,
             store,
             comet,
             notifier,
+            mempool,
             next: tokio::sync::Mutex::new(0),
             commit_wait: Duration::from_secs(20),
             tries: 8,
@@ -91,6 +99,7 @@ impl Submitter {
         let mut last = SubmitError::NotCommitted { tries: 0 };
         let mut signed: Option<(Vec<u8>, u64)> = None;
         for attempt in 0..self.tries {
+            let broadcast_before = signed.is_some();
             let (raw, nonce) = match signed.take() {
                 Some(s) => s,
                 None => self.sign(&actions, *next).await?,
@@ -101,9 +110,16 @@ impl Submitter {
                     return Ok(c);
                 }
                 Err(SubmitError::Refused { code, .. }) if code == Code::Nonce.value() => {
-                    // someone else used the key: the chain says what is
-                    // next, and the tx is signed again for it
+                    if broadcast_before {
+                        // these bytes were accepted once: they committed
+                        // unseen, or another tx took the nonce. Never sign
+                        // the actions again here: the caller reads state.
+                        return Err(SubmitError::Spent { nonce });
+                    }
+                    // someone else used the key: the chain and this node's
+                    // mempool say what is next, and the tx is signed for it
                     *next = 0;
+                    tokio::time::sleep(backoff(attempt)).await;
                 }
                 // CometBFT down or restarting, or the tx not committed yet:
                 // wait, then sign and broadcast again
@@ -127,6 +143,7 @@ impl Submitter {
         let store = self.store.clone();
         let key = self.key.clone();
         let actions = actions.to_vec();
+        let mempool = self.mempool.clone();
         tokio::task::spawn_blocking(move || {
             let view = store.view();
             let node = |e: String| SubmitError::Node(e);
@@ -137,7 +154,13 @@ impl Submitter {
                 .unwrap_or_default();
             let me = key.verifying_key().to_bytes();
             let account = view.account(&me).map_err(|e| node(e.to_string()))?;
-            let nonce = account.as_ref().map_or(0, |a| a.nonce).max(floor);
+            // this node's mempool may hold the key's earlier txs
+            let pending = mempool.next_nonce(&me).unwrap_or(0);
+            let nonce = account
+                .as_ref()
+                .map_or(0, |a| a.nonce)
+                .max(pending)
+                .max(floor);
             let sponsored =
                 crate::keyspaces::accounts::storage::is_sponsored(&view, &me, account.as_ref())
                     .map_err(|e| node(e.to_string()))?;

@@ -30,6 +30,9 @@ use crate::proto::local::ProcessingJob;
 /// and its framing.
 pub const MAX_UPLOAD_MESSAGE: usize = (1 << 20) + 1024;
 
+/// The path of `Upload`, which the listener's request timeout skips.
+pub const UPLOAD_PATH: &str = "/stave.content.v1.ContentService/Upload";
+
 /// How long a `Status` stream follows one job at most.
 const STATUS_MAX: Duration = Duration::from_secs(3600);
 
@@ -60,39 +63,93 @@ impl ContentServiceImpl {
     async fn admit(&self, signed: SignedIntent) -> Result<Intent, IngestError> {
         let p = self.pipeline.clone();
         let now = crate::content::now_ms();
-        tokio::task::spawn_blocking(move || {
+        blocking(move || {
             let view = p.node.chain.view();
             let chain_id = view.commit_info()?.chain_id;
             let params = view.params()?.unwrap_or_default();
-            let window_ms = p.cfg.intent_window_secs.saturating_mul(1000);
             let at = IntentCheck {
                 chain_id: &chain_id,
                 now_ms: now,
-                window_ms,
+                window_ms: p.cfg.intent_window_secs.saturating_mul(1000),
                 max_set_size: params.rights.max_set_size as usize,
             };
             let intent = Intent::verify(&signed, &at)?;
-            admit(&view, &intent, &p.node.me(), p.cfg.max_upload_bytes)?;
-            // remembered past the window, when the window alone refuses it
-            replay::remember(&p.node.local, &intent, now.saturating_add(2 * window_ms))?;
+            admit(&view, &intent, &p.node.me(), &p.cfg)?;
             Ok(intent)
         })
         .await
+    }
+}
+
+/// Runs `f` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, IngestError> + Send + 'static,
+) -> Result<T, IngestError> {
+    tokio::task::spawn_blocking(f)
+        .await
         .map_err(|e| IngestError::Internal(e.to_string()))?
+}
+
+/// One upload being received. It runs in its own task, so it ends with
+/// `received` or `abandon` even when the client goes away mid-stream (the
+/// handler's future is then dropped; this task sees the stream break).
+struct Receiving {
+    pipeline: Arc<Pipeline>,
+    stream: Streaming<UploadRequest>,
+    job_id: Vec<u8>,
+    path: std::path::PathBuf,
+    declared: u64,
+}
+
+impl Receiving {
+    async fn run(
+        mut self,
+        slot: crate::content::slots::Slot,
+    ) -> Result<UploadResponse, IngestError> {
+        let started = std::time::Instant::now();
+        match self.receive(started).await {
+            Ok(received_bytes) => {
+                crate::metrics::metrics()
+                    .upload_bytes
+                    .with_label_values(&["in"])
+                    .inc_by(received_bytes);
+                let took = started.elapsed();
+                self.pipeline.received(&self.job_id, slot, took)?;
+                Ok(UploadResponse {
+                    job_id: self.job_id,
+                    received_bytes,
+                })
+            }
+            Err(e) => {
+                let (p, id) = (self.pipeline.clone(), self.job_id.clone());
+                let code = e.code();
+                let msg = e.to_string();
+                let _ = blocking(move || {
+                    p.abandon(&id, code, &msg);
+                    Ok(())
+                })
+                .await;
+                Err(e)
+            }
+        }
     }
 
-    /// Receives exactly `declared` bytes of audio into `path`.
-    async fn receive(
-        &self,
-        s: &mut Streaming<UploadRequest>,
-        path: &std::path::Path,
-        declared: u64,
-    ) -> Result<u64, IngestError> {
+    /// Receives exactly the declared bytes into the job's input: each
+    /// message within the idle timeout, and, after a minute's grace, at
+    /// least `min_upload_bytes_per_sec` on average.
+    async fn receive(&mut self, started: std::time::Instant) -> Result<u64, IngestError> {
+        let cfg = &self.pipeline.cfg;
+        let idle = Duration::from_secs(cfg.idle_timeout_secs.max(1));
+        let (declared, path) = (self.declared, self.path.clone());
         let disk = |e: std::io::Error| IngestError::Disk(format!("{}: {e}", path.display()));
-        let file = tokio::fs::File::create(path).await.map_err(disk)?;
+        let file = tokio::fs::File::create(&self.path).await.map_err(disk)?;
         let mut out = tokio::io::BufWriter::with_capacity(1 << 20, file);
         let mut sent = 0u64;
-        while let Some(m) = next(s, self.idle()).await? {
+        loop {
+            let wait = idle.min(cfg.time_left(started.elapsed(), sent, declared)?);
+            let Some(m) = next(&mut self.stream, wait).await? else {
+                break;
+            };
             let Some(Part::Audio(chunk)) = m.part else {
                 return Err(IngestError::Protocol);
             };
@@ -141,32 +198,26 @@ impl ContentService for ContentServiceImpl {
         };
         let intent = self.admit(signed).await?;
         let slot = self.pipeline.slots.take(intent.uploader)?;
-        let (job_id, path) = self.pipeline.begin(&intent, crate::content::now_ms())?;
-        let started = std::time::Instant::now();
-        let deadline = self.pipeline.cfg.receive_deadline(intent.audio_bytes);
-        let received =
-            tokio::time::timeout(deadline, self.receive(&mut s, &path, intent.audio_bytes))
-                .await
-                .unwrap_or(Err(IngestError::TooSlow {
-                    secs: deadline.as_secs(),
-                }));
-        match received {
-            Ok(received_bytes) => {
-                crate::metrics::metrics()
-                    .upload_bytes
-                    .with_label_values(&["in"])
-                    .inc_by(received_bytes);
-                self.pipeline.received(&job_id, slot, started.elapsed())?;
-                Ok(Response::new(UploadResponse {
-                    job_id,
-                    received_bytes,
-                }))
-            }
-            Err(e) => {
-                self.pipeline.abandon(&job_id, &e);
-                Err(e.into())
-            }
-        }
+        let (p, declared) = (self.pipeline.clone(), intent.audio_bytes);
+        let (job_id, path) = blocking(move || {
+            // remembered past the window, when the window alone refuses it
+            let window_ms = p.cfg.intent_window_secs.saturating_mul(1000);
+            let until = crate::content::now_ms().saturating_add(2 * window_ms);
+            replay::remember(&p.node.local, &intent, until)?;
+            p.begin(&intent, crate::content::now_ms())
+        })
+        .await?;
+        let r = Receiving {
+            pipeline: self.pipeline.clone(),
+            stream: s,
+            job_id,
+            path,
+            declared,
+        };
+        let answer = tokio::spawn(r.run(slot))
+            .await
+            .map_err(|e| IngestError::Internal(e.to_string()))??;
+        Ok(Response::new(answer))
     }
 
     type StatusStream = StateStream;
@@ -177,9 +228,9 @@ impl ContentService for ContentServiceImpl {
     ) -> Result<Response<Self::StatusStream>, Status> {
         let job_id = req.into_inner().job_id;
         let mut changes = self.pipeline.subscribe();
-        let first = self
-            .pipeline
-            .job(&job_id)?
+        let (p, id) = (self.pipeline.clone(), job_id.clone());
+        let first = blocking(move || p.job(&id))
+            .await?
             .ok_or_else(|| IngestError::NoJob(hex::encode(&job_id)))?;
         let (tx, rx) = tokio::sync::mpsc::channel(8);
         let p = self.pipeline.clone();
@@ -191,12 +242,20 @@ impl ContentService for ContentServiceImpl {
                     return;
                 }
                 while !done {
-                    match changes.recv().await {
+                    // a client that went away ends the follower at once
+                    let change = tokio::select! {
+                        c = changes.recv() => c,
+                        () = tx.closed() => return,
+                    };
+                    match change {
                         Ok(id) if id != job_id => continue,
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                         _ => {}
                     }
-                    let Ok(Some(j)) = p.job(&job_id) else { return };
+                    let (p2, id) = (p.clone(), job_id.clone());
+                    let Ok(Some(j)) = blocking(move || p2.job(&id)).await else {
+                        return;
+                    };
                     let now = job_state(&j);
                     done = is_terminal(j.status());
                     if now != last {
@@ -219,7 +278,8 @@ impl ContentService for ContentServiceImpl {
         req: Request<CompleteRequest>,
     ) -> Result<Response<CompleteResponse>, Status> {
         let r = req.into_inner();
-        self.pipeline.complete(&r.job_id, &r.signature)?;
+        let (p, id) = (self.pipeline.clone(), r.job_id.clone());
+        blocking(move || p.complete(&id, &r.signature)).await?;
         Ok(Response::new(CompleteResponse { job_id: r.job_id }))
     }
 

@@ -145,7 +145,7 @@ pub async fn serve_client(
             request_rate(limits),
             "client",
         )))
-        .add_service(health)
+        .add_service(timed::Timed::new(health, limits.request_timeout()))
         .add_service(reflection)
         .add_service(timed::Timed::new(
             TxServiceServer::new(tx::TxServiceImpl::new(
@@ -190,11 +190,14 @@ pub async fn serve_client(
                 .max_decoding_message_size(MAX_QUERY_BYTES),
             limits.request_timeout(),
         ))
-        // Upload has an idle timeout and a deadline from its size; the
-        // others answer at once
+        // Upload has its own idle timeout and minimum rate
         .add_optional_service(api.pipeline.map(|pipeline| {
-            ContentServiceServer::new(content::ContentServiceImpl { pipeline })
-                .max_decoding_message_size(content::MAX_UPLOAD_MESSAGE)
+            timed::Timed::new(
+                ContentServiceServer::new(content::ContentServiceImpl { pipeline })
+                    .max_decoding_message_size(content::MAX_UPLOAD_MESSAGE),
+                limits.request_timeout(),
+            )
+            .except(content::UPLOAD_PATH)
         }))
         .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;

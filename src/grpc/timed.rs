@@ -14,16 +14,28 @@ use tonic::body::Body;
 use tonic::codegen::http;
 use tonic::server::NamedService;
 
-/// `inner`, answering DEADLINE_EXCEEDED after `after`.
+/// `inner`, answering DEADLINE_EXCEEDED after `after`, except on the one
+/// path `exempt` names.
 #[derive(Clone, Debug)]
 pub struct Timed<S> {
     inner: S,
     after: Duration,
+    exempt: Option<&'static str>,
 }
 
 impl<S> Timed<S> {
     pub fn new(inner: S, after: Duration) -> Self {
-        Timed { inner, after }
+        Timed {
+            inner,
+            after,
+            exempt: None,
+        }
+    }
+
+    /// Leaves calls to `path` (`/package.Service/Method`) untimed.
+    pub fn except(mut self, path: &'static str) -> Self {
+        self.exempt = Some(path);
+        self
     }
 }
 
@@ -47,7 +59,11 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Answer {
+        let untimed = self.exempt.is_some_and(|p| req.uri().path() == p);
         let fut = self.inner.call(req);
+        if untimed {
+            return Box::pin(fut);
+        }
         let after = self.after;
         Box::pin(async move {
             match tokio::time::timeout(after, fut).await {

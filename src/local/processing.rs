@@ -189,12 +189,25 @@ impl Jobs {
         self.store.job(job_id)
     }
 
+    /// Every job record.
+    pub fn all(&self) -> Result<Vec<ProcessingJob>, LocalError> {
+        self.store.all_jobs()
+    }
+
+    /// Deletes a finished job's record.
+    pub fn forget(&self, job_id: &[u8]) -> Result<(), LocalError> {
+        match self.store.job(job_id)? {
+            Some(j) if is_terminal(j.status()) => self.store.delete_raw(&keys::processing(job_id)),
+            _ => Ok(()),
+        }
+    }
+
     /// At start-up: resumes each unfinished job whose state can go on and
     /// fails the others, removing their scratch. A job still `RECEIVING`
     /// is failed (its client sends the file again); a `TRANSCODING` job
     /// needs its input and its DEK; an `ENCRYPTING` job its FLAC and its
-    /// DEK, unless the uploader already signed its manifest; `SEEDING`
-    /// needs nothing.
+    /// DEK, unless its manifest is made; `SEEDING` needs nothing. A failed
+    /// job's `error_code` is `RESTARTED`.
     pub fn recover(&self) -> Result<Recovery, LocalError> {
         let mut r = Recovery::default();
         for job in self.store.all_jobs()? {
@@ -204,7 +217,10 @@ impl Jobs {
             match self.why_not_resumable(&job) {
                 None => r.resumed.push(job.job_id),
                 Some(why) => {
-                    self.fail(&job.job_id, why)?;
+                    self.advance(&job.job_id, JobStatus::Failed, |j| {
+                        j.error_code = "RESTARTED".into();
+                        j.error = why.to_string();
+                    })?;
                     r.failed.push(job.job_id);
                 }
             }
@@ -219,7 +235,10 @@ impl Jobs {
         let can_go_on = match job.status() {
             JobStatus::Receiving => return Some("restarted while receiving: send the file again"),
             JobStatus::Transcoding => exists(&job.raw_audio_path) && sealed_ok,
-            JobStatus::Encrypting => signed || (exists(&job.flac_path) && sealed_ok),
+            // a made manifest needs only the signature
+            JobStatus::Encrypting => {
+                signed || job.manifest.is_some() || (exists(&job.flac_path) && sealed_ok)
+            }
             _ => true,
         };
         (!can_go_on).then_some("input lost at restart")
