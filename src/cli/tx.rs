@@ -259,10 +259,6 @@ pub async fn submit_as(
     Ok(())
 }
 
-/// The most hashes `stave tx` tries for one proof of work (about a minute
-/// on one core at SHA-256 speed; the expected count is the divisor).
-const MAX_POW_TRIES: u64 = 1 << 28;
-
 /// `raw` with proof of work when the signer holds no sponsored quota (an
 /// ACTIVE validator operator needs none, but the work is harmless).
 fn prove_work(
@@ -278,6 +274,7 @@ fn prove_work(
         pow_retention: status.pow_retention,
         ..Default::default()
     };
-    crate::tx::build::with_pow(&raw, &storage, MAX_POW_TRIES)
+    use crate::tx::build::{with_pow, MAX_POW_TRIES};
+    with_pow(&raw, &storage, MAX_POW_TRIES)
         .ok_or_else(|| anyhow::anyhow!("no proof of work found in {MAX_POW_TRIES} tries"))
 }

@@ -144,9 +144,5 @@ impl UploadConfig {
 }
 
 /// This node's wall clock in Unix milliseconds (intent windows and job
-/// times only; never state).
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
+/// times only; never state): the peer protocol's clock.
+pub use crate::local::peer_auth::now_ms;

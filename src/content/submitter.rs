@@ -24,7 +24,7 @@ use crate::client::{CometRpc, CommittedTx};
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::ParamsRead;
 use crate::store::ChainStore;
-use crate::tx::build::{sign_tx_with_gas, tx_id_of, with_pow};
+use crate::tx::build::{sign_tx_with_gas, tx_id_of, with_pow, MAX_POW_TRIES};
 use crate::tx::{Action, Code};
 
 /// Why a tx was not committed.
@@ -65,9 +65,6 @@ fn with_margin(gas: u64, max: u64) -> u64 {
 fn backoff(n: u32) -> Duration {
     Duration::from_secs(1 << n.min(3))
 }
-
-/// Proof-of-work tries for an operator account with no quota.
-const MAX_POW_TRIES: u64 = 1 << 28;
 
 impl Submitter {
     pub fn new(

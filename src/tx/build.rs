@@ -64,6 +64,10 @@ pub fn sign_tx_with_gas(
     .encode_to_vec()
 }
 
+/// Proof-of-work tries a client makes before it gives up (the CLI, the
+/// operator-key submitter).
+pub const MAX_POW_TRIES: u64 = 1 << 28;
+
 /// `raw` with its proof of work mined under `storage` (an unsponsored
 /// signer's tx), or `None` if `raw` is not a `Tx` or no nonce below
 /// `max_tries` meets the target.
