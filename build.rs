@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "Scope",
         "Condition",
         "UploadManifest",
+        "AudioFacts",
         "WrappedDek",
     ] {
         cfg = cfg.type_attribute(format!("stave.rights.v1.{m}"), "#[derive(Eq)]");

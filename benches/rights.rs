@@ -46,7 +46,8 @@ fn prefill(store: &ChainStore, n: u64) {
             flac_cid: cid(c),
             status: pb::UploadStatus::Published.into(),
             ..Default::default()
-        });
+        })
+        .expect("put");
     }
     for i in 0..n {
         let e = pb::Entitlement {
@@ -264,6 +265,16 @@ fn grant_blocks(block_size: usize, blocks: usize) {
             wrapped_dek: vec![1; 48],
             ephemeral_pubkey: eph.as_bytes().to_vec(),
             ..Default::default()
+        }),
+        dek_commitment: vec![0x11; 32],
+        facts: Some(pb::AudioFacts {
+            sample_rate: 44_100,
+            channels: 2,
+            bits_per_sample: 16,
+            frames: 44_100,
+            duration_ms: 1000,
+            source_codec: "flac".into(),
+            lossless_source: true,
         }),
         ..Default::default()
     };

@@ -108,7 +108,8 @@ fn chain_read() {
             replication_set: vec![me.to_vec(), [8u8; 32].to_vec()],
             dek_holder_set: vec![me.to_vec(), [8u8; 32].to_vec()],
             ..Default::default()
-        });
+        })
+        .unwrap();
     }
     store.commit_genesis("bench", 0, o.into_changes()).unwrap();
     let t = Instant::now();

@@ -136,6 +136,15 @@ async fn submit_uploads(net: &Localnet, ups: &[Upload]) {
             dek_holder_set: u.holders.iter().map(|i| all[*i].clone()).collect(),
             processing_validator: all[0].clone(),
             dek_commitment: stave::crypto::dek_commitment(&u.dek, &u.enc_cid).to_vec(),
+            facts: Some(pb::AudioFacts {
+                sample_rate: 48_000,
+                channels: 1,
+                bits_per_sample: 24,
+                frames: 48_000,
+                duration_ms: 1000,
+                source_codec: "flac".into(),
+                lossless_source: true,
+            }),
             recovery_dek: Some(pb::WrappedDek {
                 wrapped_dek: rw.ciphertext,
                 ephemeral_pubkey: rw.ephemeral_pubkey.to_vec(),

@@ -12,11 +12,14 @@
 //!   same DEK;
 //! - the job is `COMPLETE` and no file under node 0's home holds the raw
 //!   DEK;
-//! - a replayed intent, a non-audio file and a stalled stream are refused
-//!   with their codes;
+//! - the PNG and JPEG covers are normalised to PNGs whose cids and sizes
+//!   every node's record has, and every replica holds them;
+//! - a replayed intent, a non-audio file, a decompression bomb as the
+//!   cover and a stalled stream are refused with their codes;
 //! - a second upload has node 0's `stave` killed as soon as its job is
 //!   `ENCRYPTING`; after the supervisor restarts it, `stave content upload
-//!   --resume JOB` signs the manifest and the upload is registered.
+//!   --resume JOB` signs the manifest and the upload is registered, with
+//!   its WebP cover stored as the PNG of the same pixels.
 //!
 //! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 43000.
 
@@ -163,6 +166,13 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
     let wav = keyring.path().join("track.wav");
     write_wav(&wav, 8);
     let wav_s = wav.to_str().expect("utf-8");
+    // a PNG and a JPEG cover
+    use stave::media::art_samples::{cover, encode};
+    let png = keyring.path().join("front.png");
+    let jpg = keyring.path().join("back.jpg");
+    std::fs::write(&png, encode(&cover(600, 600, 1), image::ImageFormat::Png)).expect("png");
+    std::fs::write(&jpg, encode(&cover(500, 400, 2), image::ImageFormat::Jpeg)).expect("jpg");
+    let (png_s, jpg_s) = (png.to_str().expect("utf-8"), jpg.to_str().expect("utf-8"));
 
     let url0 = net.grpc_url(0);
     let args = [
@@ -181,6 +191,10 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
         "3",
         "--group",
         GROUP,
+        "--art",
+        png_s,
+        "--art",
+        jpg_s,
     ];
     let out = net.stave_cmd(&args);
     net.expect_success("stave content upload", &out);
@@ -199,12 +213,56 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
     assert_eq!(flac_cid.len(), 36, "a raw CIDv1");
     assert!(stave::media::cid::is_raw_cid(&flac_cid));
     assert!(stave::media::cid::is_raw_cid(&enc_cid));
+    let images: Vec<(Vec<u8>, u64)> = j["images"]
+        .as_array()
+        .unwrap_or_else(|| net.fail(&format!("no images in {j}")))
+        .iter()
+        .map(|i| {
+            (
+                hex_field(&net, i, "cid"),
+                i["bytes"].as_u64().expect("bytes"),
+            )
+        })
+        .collect();
+    assert_eq!(images.len(), 2, "{j}");
+    // the PNG cover is lossless: the normalised PNG has its pixels
+    let png_cid = stave::media::cid::raw_cid(&{
+        let mut b = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(image::open(&png).expect("png").to_rgb8())
+            .write_with_encoder(image::codecs::png::PngEncoder::new_with_quality(
+                &mut b,
+                image::codecs::png::CompressionType::Default,
+                image::codecs::png::FilterType::Adaptive,
+            ))
+            .expect("encode");
+        b.into_inner()
+    });
+    assert_eq!(images[0].0, png_cid.to_vec(), "the PNG's normalised cid");
 
     // every node has the record
     let mut record = None;
     for i in 0..net.nodes {
         let u = upload_on(&net, i, &flac_cid).await;
         assert_eq!(u.encrypted_cid, enc_cid, "node{i}");
+        let on_chain: Vec<(Vec<u8>, u64)> = u
+            .image_cids
+            .iter()
+            .cloned()
+            .zip(u.image_sizes.iter().copied())
+            .collect();
+        assert_eq!(on_chain, images, "node{i} images");
+        let facts = u.facts.clone().expect("facts");
+        assert_eq!(
+            (
+                facts.sample_rate,
+                facts.channels,
+                facts.bits_per_sample,
+                facts.frames
+            ),
+            (44_100, 2, 16, 8 * 44_100),
+            "node{i}"
+        );
+        assert_eq!(facts.source_codec, "pcm_s16le");
         assert_eq!(
             u.uploader_pubkey,
             uploader.verifying_key().to_bytes(),
@@ -265,6 +323,18 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
             "node{i} flac"
         );
         assert_eq!(&flac[..4], b"fLaC");
+        for (cid, size) in &images {
+            let path = net.stave_home(i).join("content").join(hex::encode(cid));
+            let img = net
+                .wait_for(&format!("node{i} to hold an image"), WAIT, || {
+                    let path = path.clone();
+                    async move { std::fs::read(&path).map_err(|e| e.to_string()) }
+                })
+                .await;
+            assert_eq!(img.len() as u64, *size, "node{i} image size");
+            assert_eq!(Sha256::digest(&img).to_vec(), digest(cid), "node{i} image");
+            assert!(img.starts_with(b"\x89PNG"), "node{i}: a PNG");
+        }
     }
 
     // holders' own wrapped DEKs unwrap to the same DEK
@@ -342,7 +412,14 @@ async fn killed_while_encrypting(net: &Localnet, key: &SigningKey, keyring_dir: 
         dek_holder_set: set,
         group_id: GROUP.into(),
     };
-    let r = stave::content::client::send(&mut c, key, &plan, &wav, |_| {})
+    let art = Path::new(keyring_dir).join("single.webp");
+    let img = stave::media::art_samples::cover(320, 320, 9);
+    std::fs::write(
+        &art,
+        stave::media::art_samples::encode(&img, image::ImageFormat::WebP),
+    )
+    .expect("webp");
+    let r = stave::content::client::send(&mut c, key, &plan, &wav, &[art], |_| {})
         .await
         .expect("received");
     let old = (net.pid(0, Proc::Stave), net.pid(0, Proc::Cometbft));
@@ -387,9 +464,23 @@ async fn killed_while_encrypting(net: &Localnet, key: &SigningKey, keyring_dir: 
         .join("content")
         .join(hex::encode(&u.encrypted_cid));
     assert!(blob.exists(), "node 0 holds the registered blob");
+    // the WebP cover, normalised to the PNG of its (lossless) pixels
+    assert_eq!(u.image_cids.len(), 1, "{u:?}");
+    let png = net
+        .stave_home(0)
+        .join("content")
+        .join(hex::encode(&u.image_cids[0]));
+    let got = image::ImageReader::open(&png)
+        .and_then(|r| r.with_guessed_format())
+        .expect("the stored PNG")
+        .decode()
+        .expect("decodes")
+        .to_rgb8();
+    assert_eq!(got, img, "the cover's pixels");
 }
 
-/// A replayed intent, a file that is not audio, and a stalled stream.
+/// A replayed intent, a file that is not audio, a decompression bomb as
+/// the cover, and a stalled stream.
 async fn refusals(net: &Localnet, key: &SigningKey, wav: &Path) {
     let mut c = StaveClient::connect(&net.grpc_url(0))
         .await
@@ -457,28 +548,39 @@ async fn refusals(net: &Localnet, key: &SigningKey, wav: &Path) {
         .expect_err("a replay");
     assert!(again.message().starts_with("REPLAYED:"), "{again:?}");
 
-    // not audio: accepted, then FAILED(NOT_AUDIO) with its scratch gone
+    // not audio, and a decompression bomb as the cover: accepted, then
+    // FAILED with their codes and their scratch gone
     let junk = keyring_file(wav, "junk.wav", &vec![0x42u8; 50_000]);
-    let r = stave::content::client::send(&mut c, key, &plan, &junk, |_| {})
-        .await
-        .expect("received");
-    let s = stave::content::client::follow(&mut c, &r.job_id, |_| {}, |_| false)
-        .await
-        .expect("status");
-    assert_eq!(
-        (s.status.as_str(), s.error_code.as_str()),
-        ("FAILED", "NOT_AUDIO"),
-        "{s:?}"
+    let bomb = keyring_file(
+        wav,
+        "bomb.png",
+        &stave::media::art_samples::png_bomb(60_000),
     );
-    let scratch = net
-        .stave_home(0)
-        .join("content/.processing")
-        .join(hex::encode(&r.job_id));
-    assert!(
-        !scratch.exists(),
-        "no scratch left at {}",
-        scratch.display()
-    );
+    for (audio, art, code) in [
+        (junk.as_path(), vec![], "NOT_AUDIO"),
+        (wav, vec![bomb], "IMAGE_TOO_LARGE"),
+    ] {
+        let r = stave::content::client::send(&mut c, key, &plan, audio, &art, |_| {})
+            .await
+            .expect("received");
+        let s = stave::content::client::follow(&mut c, &r.job_id, |_| {}, |_| false)
+            .await
+            .expect("status");
+        assert_eq!(
+            (s.status.as_str(), s.error_code.as_str()),
+            ("FAILED", code),
+            "{s:?}"
+        );
+        let scratch = net
+            .stave_home(0)
+            .join("content/.processing")
+            .join(hex::encode(&r.job_id));
+        assert!(
+            !scratch.exists(),
+            "no scratch left at {}",
+            scratch.display()
+        );
+    }
 
     // a stream that goes silent after the intent: IDLE (30 s default)
     let mut intent = signed.intent.clone().expect("intent");
@@ -498,6 +600,85 @@ async fn refusals(net: &Localnet, key: &SigningKey, wav: &Path) {
     drop(tx);
     assert!(e.message().starts_with("IDLE:"), "{e:?}");
     let _ = first;
+
+    // refused at the intent, before anything is stored
+    let base = signed.intent.clone().expect("intent");
+    let stranger = SigningKey::generate(&mut rand::rngs::OsRng);
+    let other = operator(net, 1).to_vec();
+    type Edit = Box<dyn Fn(&mut cpb::UploadIntent)>;
+    let cases: Vec<(&str, &SigningKey, Edit)> = vec![
+        ("NOT_MEMBER", &stranger, Box::new(|_| {})),
+        ("TOO_LARGE", key, Box::new(|i| i.audio_bytes = 3 << 30)),
+        ("TOO_LARGE", key, Box::new(|i| i.art_bytes = vec![64 << 20])),
+        ("EMPTY", key, Box::new(|i| i.art_bytes = vec![0])),
+        (
+            "NOT_PROCESSOR",
+            key,
+            Box::new(move |i| i.processing_validator = other.clone()),
+        ),
+        (
+            "INACTIVE_MEMBER",
+            key,
+            Box::new(|i| i.replication_set.push(vec![9; 32])),
+        ),
+        (
+            "STALE_INTENT",
+            key,
+            Box::new(|i| i.timestamp_ms -= 3_600_000),
+        ),
+    ];
+    for (n, (code, signer, edit)) in cases.into_iter().enumerate() {
+        let mut i = base.clone();
+        i.nonce = vec![20 + n as u8; 16];
+        edit(&mut i);
+        let one = cpb::UploadRequest {
+            part: Some(cpb::upload_request::Part::Intent(
+                stave::content::sign_intent(signer, i),
+            )),
+        };
+        let e = c
+            .content
+            .upload(tokio_stream::iter(vec![one]))
+            .await
+            .expect_err(code);
+        assert!(
+            e.message().starts_with(&format!("{code}:")),
+            "{code}: {e:?}"
+        );
+    }
+
+    // fewer bytes than declared, and artwork before the audio is complete
+    for (n, (code, parts)) in [
+        (
+            "SIZE_MISMATCH",
+            vec![cpb::upload_request::Part::Audio(vec![1; 100])],
+        ),
+        (
+            "PROTOCOL",
+            vec![cpb::upload_request::Part::Art(vec![1; 100])],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut i = base.clone();
+        i.nonce = vec![40 + n as u8; 16];
+        i.art_bytes = vec![100];
+        let first = cpb::upload_request::Part::Intent(stave::content::sign_intent(key, i));
+        let msgs = std::iter::once(first)
+            .chain(parts)
+            .map(|p| cpb::UploadRequest { part: Some(p) })
+            .collect::<Vec<_>>();
+        let e = c
+            .content
+            .upload(tokio_stream::iter(msgs))
+            .await
+            .expect_err(code);
+        assert!(
+            e.message().starts_with(&format!("{code}:")),
+            "{code}: {e:?}"
+        );
+    }
 }
 
 fn keyring_file(beside: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {

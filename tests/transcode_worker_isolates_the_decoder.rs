@@ -83,3 +83,84 @@ fn a_worker_that_dies_or_overruns_is_a_decoder_failure() {
     assert!(!out.exists());
     assert!(!dir.path().join("out.flac.part").exists());
 }
+
+/// Artwork through the real child: each image becomes the PNG the library
+/// makes, at as many threads as the machine has; a decompression bomb is
+/// refused with its code and leaves no FLAC and no PNG; the default limits
+/// hold with the most encoder threads a worker runs.
+#[test]
+fn the_worker_normalises_artwork_and_refuses_a_bomb() {
+    use image::ImageFormat;
+    use stave::media::art_samples::{cover, encode, png_bomb};
+    use stave::media::image::{normalise_to_png, ImageLimits};
+    use stave::media::worker::{run_job, WorkerJob};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = music_wav(d, 44_100, 2, 16, 60_000);
+    std::fs::write(
+        d.join("a.in"),
+        encode(&cover(200, 120, 4), ImageFormat::Png),
+    )
+    .unwrap();
+    std::fs::write(d.join("b.in"), encode(&cover(90, 90, 6), ImageFormat::Jpeg)).unwrap();
+    let job = |images: Vec<(PathBuf, PathBuf)>, threads: usize| WorkerJob {
+        input: input.clone(),
+        flac: d.join("w.flac"),
+        images,
+        limits: Limits {
+            threads,
+            ..Limits::default()
+        },
+        image_limits: ImageLimits::default(),
+    };
+    let pair = |n: &str| (d.join(format!("{n}.in")), d.join(format!("{n}.png")));
+    let most = stave::media::transcode::MAX_THREADS;
+    let out = run_job(
+        exe(),
+        &job(vec![pair("a"), pair("b")], most),
+        &WorkerLimits::default(),
+    )
+    .unwrap();
+    assert_eq!(out.images.len(), 2);
+    for (img, n) in out.images.iter().zip(["a", "b"]) {
+        let want = normalise_to_png(
+            &d.join(format!("{n}.in")),
+            &d.join("lib.png"),
+            &ImageLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(*img, want, "{n}");
+        assert_eq!(
+            std::fs::read(d.join(format!("{n}.png"))).unwrap(),
+            std::fs::read(d.join("lib.png")).unwrap()
+        );
+    }
+    let one = run_worker(
+        exe(),
+        &input,
+        &d.join("one.flac"),
+        &Limits {
+            threads: 1,
+            ..Limits::default()
+        },
+        &WorkerLimits::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        one.flac_cid, out.audio.flac_cid,
+        "the same FLAC at 1 and 16 threads"
+    );
+
+    std::fs::write(d.join("bomb.in"), png_bomb(60_000)).unwrap();
+    std::fs::remove_file(d.join("w.flac")).unwrap();
+    let err = run_job(
+        exe(),
+        &job(vec![pair("a"), pair("bomb")], 2),
+        &WorkerLimits::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "IMAGE_TOO_LARGE", "{err}");
+    for left in ["w.flac", "a.png", "bomb.png"] {
+        assert!(!d.join(left).exists(), "{left} left behind");
+    }
+}

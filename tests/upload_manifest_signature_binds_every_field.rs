@@ -28,7 +28,12 @@ async fn upload_manifest_signature_binds_every_field() {
     let swaps: Vec<Swap> = vec![
         Box::new(|m| m.encrypted_cid = b"another-blob".to_vec()),
         Box::new(|m| m.encrypted_size += 1),
-        Box::new(|m| m.image_cids.clear()),
+        Box::new(|m| {
+            m.image_cids
+                .push(stave::media::cid::raw_cid(b"cover").to_vec());
+            m.image_sizes.push(1000);
+        }),
+        Box::new(|m| m.facts.as_mut().unwrap().lossless_source ^= true),
         Box::new(|m| m.replication_set.truncate(1)),
         Box::new(|m| m.dek_holder_set.truncate(2)),
         Box::new(|m| m.recovery_dek.as_mut().unwrap().wrapped_dek[0] ^= 1),

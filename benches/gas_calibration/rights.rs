@@ -37,7 +37,19 @@ fn upload(uploader: &SigningKey, cid: &[u8]) -> Action {
         chain_id: CHAIN.into(),
         flac_cid: cid.to_vec(),
         encrypted_cid: [b"enc-", cid].concat(),
-        image_cids: (0..4).map(|k| [&[b'i', k][..], cid].concat()).collect(),
+        image_cids: (0..4u8)
+            .map(|k| stave::media::cid::raw_cid(&[&[b'i', k][..], cid].concat()).to_vec())
+            .collect(),
+        image_sizes: vec![1000; 4],
+        facts: Some(pb::AudioFacts {
+            sample_rate: 44_100,
+            channels: 2,
+            bits_per_sample: 16,
+            frames: 44_100 * 180,
+            duration_ms: 180_000,
+            source_codec: "pcm_s16le".into(),
+            lossless_source: true,
+        }),
         encrypted_size: 1,
         replication_set: set.clone(),
         dek_holder_set: set,

@@ -32,6 +32,10 @@ pub enum ContentCmd {
 pub struct UploadArgs {
     /// The audio file.
     pub file: Option<PathBuf>,
+    /// Artwork (JPEG, PNG or WebP), sent after the audio; repeat for
+    /// more. The node stores each as a PNG, unencrypted.
+    #[arg(long, value_name = "IMG")]
+    pub art: Vec<PathBuf>,
     /// The publisher group the upload joins (empty: ungrouped).
     #[arg(long, default_value = "")]
     pub group: String,
@@ -148,10 +152,15 @@ async fn upload(a: UploadArgs, out: Output) -> anyhow::Result<()> {
             .clone()
             .ok_or_else(|| anyhow::anyhow!("give the FILE to upload"))?;
         let p = plan(&mut c, &a, &key.verifying_key().to_bytes()).await?;
-        let size = std::fs::metadata(&file)?.len();
+        let mut size = std::fs::metadata(&file)?.len();
+        for art in &a.art {
+            size += std::fs::metadata(art)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", art.display()))?
+                .len();
+        }
         let b = bar(size);
         let pb = b.clone();
-        let r = up::send(&mut c, &key, &p, &file, move |n| pb.set_position(n)).await?;
+        let r = up::send(&mut c, &key, &p, &file, &a.art, move |n| pb.set_position(n)).await?;
         b.finish_with_message("sent");
         job = r.job_id;
         plan_made = Some(p);
@@ -173,6 +182,12 @@ async fn upload(a: UploadArgs, out: Output) -> anyhow::Result<()> {
     };
     if up::awaiting_signature(&s) {
         let m = s.manifest.clone().unwrap_or_default();
+        // a resumed job without --art again takes the images it was sent
+        let images = if plan_made.is_none() && a.art.is_empty() {
+            m.image_cids.len()
+        } else {
+            a.art.len()
+        };
         let p = plan_made.unwrap_or_else(|| plan_of(&m));
         let chain = c
             .content
@@ -180,7 +195,7 @@ async fn upload(a: UploadArgs, out: Output) -> anyhow::Result<()> {
             .await?
             .into_inner()
             .chain_id;
-        up::check_manifest(&m, &p, &key, &chain)?;
+        up::check_manifest(&m, &p, &key, &chain, images)?;
         up::complete(&mut c, &key, &job, &m).await?;
     }
     let done = |s: &JobState| s.status == "SEEDING";
@@ -229,6 +244,13 @@ fn state_json(s: &JobState) -> serde_json::Value {
         "flac_cid": hex::encode(&m.flac_cid),
         "encrypted_cid": hex::encode(&m.encrypted_cid),
         "encrypted_size": m.encrypted_size,
+        "images": s.images.iter().map(|i| json!({
+            "cid": hex::encode(&i.cid),
+            "cid_string": crate::media::cid::RawCid::try_from(i.cid.as_slice())
+                .map(|c| crate::media::cid::cid_string(&c))
+                .unwrap_or_default(),
+            "bytes": i.bytes,
+        })).collect::<Vec<_>>(),
         "dek_commitment": hex::encode(&m.dek_commitment),
         "replication_set": m.replication_set.iter().map(hex::encode).collect::<Vec<_>>(),
         "dek_holder_set": m.dek_holder_set.iter().map(hex::encode).collect::<Vec<_>>(),

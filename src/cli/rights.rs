@@ -45,6 +45,24 @@ pub struct ManifestArgs {
     pub encrypted_cid: String,
     #[arg(long = "image-cid")]
     pub image_cids: Vec<String>,
+    /// Bytes of each `--image-cid`, in the same order.
+    #[arg(long = "image-size")]
+    pub image_sizes: Vec<u64>,
+    /// The audio facts (`--duration-ms` is computed from them).
+    #[arg(long)]
+    pub sample_rate: u32,
+    #[arg(long)]
+    pub channels: u32,
+    #[arg(long)]
+    pub bits_per_sample: u32,
+    /// Samples per channel.
+    #[arg(long)]
+    pub frames: u64,
+    /// The source codec (`pcm_s16le`, `flac`, `mp3`, ...).
+    #[arg(long)]
+    pub source_codec: String,
+    #[arg(long)]
+    pub lossless_source: bool,
     #[arg(long)]
     pub encrypted_size: u64,
     /// Validator operator key (hex), repeated.
@@ -215,6 +233,16 @@ async fn sign(a: ManifestArgs, out: Output) -> anyhow::Result<()> {
         flac_cid: unhex("flac_cid", &a.flac_cid)?,
         encrypted_cid: unhex("encrypted_cid", &a.encrypted_cid)?,
         image_cids: unhex_all("image cid", &a.image_cids)?,
+        image_sizes: a.image_sizes.clone(),
+        facts: Some(pb::AudioFacts {
+            sample_rate: a.sample_rate,
+            channels: a.channels,
+            bits_per_sample: a.bits_per_sample,
+            frames: a.frames,
+            duration_ms: a.frames.saturating_mul(1000) / u64::from(a.sample_rate.max(1)),
+            source_codec: a.source_codec.clone(),
+            lossless_source: a.lossless_source,
+        }),
         encrypted_size: a.encrypted_size,
         replication_set: unhex_all("replica", &a.replication_set)?,
         dek_holder_set: unhex_all("dek holder", &a.dek_holder_set)?,

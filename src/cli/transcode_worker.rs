@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::media::worker::{reexec_limited, worker_main, WorkerLimits};
+use crate::media::image::ImageLimits;
+use crate::media::worker::{reexec_limited, worker_main, WorkerJob, WorkerLimits};
 use crate::media::Limits;
 
 #[derive(Args, Debug)]
@@ -22,6 +23,21 @@ pub struct TranscodeWorkerArgs {
     max_input_bytes: u64,
     #[arg(long)]
     max_frames: u64,
+    /// Threads encoding FLAC frames.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    #[arg(long)]
+    max_image_input_bytes: u64,
+    #[arg(long)]
+    max_image_side: u32,
+    #[arg(long)]
+    max_image_bytes: u64,
+    /// A received image (repeated; each with its `--png`).
+    #[arg(long)]
+    image: Vec<PathBuf>,
+    /// Where to write the PNG of the `--image` in the same position.
+    #[arg(long)]
+    png: Vec<PathBuf>,
     /// RLIMIT_AS in bytes.
     #[arg(long)]
     address_space: u64,
@@ -44,6 +60,7 @@ pub fn run(a: &TranscodeWorkerArgs) -> ExitCode {
     let limits = Limits {
         max_input_bytes: a.max_input_bytes,
         max_frames: a.max_frames,
+        threads: a.threads.clamp(1, crate::media::transcode::MAX_THREADS),
     };
     let wl = WorkerLimits {
         address_space: a.address_space,
@@ -51,8 +68,23 @@ pub fn run(a: &TranscodeWorkerArgs) -> ExitCode {
         file_size: a.file_size,
         wall: Duration::ZERO,
     };
+    if a.image.len() != a.png.len() {
+        eprintln!("transcode-worker: one --png for each --image");
+        return ExitCode::FAILURE;
+    }
     if a.limited {
-        return worker_main(&a.input, &a.flac, &limits);
+        let job = WorkerJob {
+            input: a.input.clone(),
+            flac: a.flac.clone(),
+            images: a.image.iter().cloned().zip(a.png.iter().cloned()).collect(),
+            limits,
+            image_limits: ImageLimits {
+                max_input_bytes: a.max_image_input_bytes,
+                max_side: a.max_image_side,
+                max_output_bytes: a.max_image_bytes,
+            },
+        };
+        return worker_main(&job);
     }
     reexec_limited(&wl)
 }

@@ -4,8 +4,9 @@
 //!
 //! The budget check is an estimate: the encrypted size is not known until
 //! the audio is transcoded, so the declared audio bytes stand in for it (a
-//! FLAC of PCM is smaller; of a lossy source, larger). `UploadComplete`
-//! charges the real size on chain.
+//! FLAC of PCM is smaller; of a lossy source, larger), and the artwork's
+//! declared bytes stand in for its PNGs. `UploadComplete` charges the real
+//! sizes on chain.
 
 use super::{IngestError, Intent, UploadConfig};
 use crate::keyspaces::params::ParamsRead;
@@ -49,7 +50,33 @@ pub fn admit<S: StateRead + ?Sized>(
             param: "upload.max_upload_bytes",
         });
     }
+    check_art(s, intent, cfg)?;
     check_budgets(s, intent)
+}
+
+/// At most `rights.max_image_cids` artwork files, each within
+/// `upload.max_art_bytes`.
+fn check_art<S: StateRead + ?Sized>(
+    s: &S,
+    intent: &Intent,
+    cfg: &UploadConfig,
+) -> Result<(), IngestError> {
+    let max_images = s.params()?.unwrap_or_default().rights.max_image_cids;
+    if intent.art_bytes.len() > max_images as usize {
+        return Err(IngestError::BadIntent(format!(
+            "{} artwork files; at most {max_images} (rights.max_image_cids)",
+            intent.art_bytes.len()
+        )));
+    }
+    if let Some(size) = intent.art_bytes.iter().find(|n| **n > cfg.max_art_bytes) {
+        return Err(IngestError::TooLarge {
+            what: "artwork",
+            size: *size,
+            max: cfg.max_art_bytes,
+            param: "upload.max_art_bytes",
+        });
+    }
+    Ok(())
 }
 
 fn check_processor<S: StateRead + ?Sized>(
@@ -79,7 +106,13 @@ fn check_processor<S: StateRead + ?Sized>(
 
 fn check_budgets<S: StateRead + ?Sized>(s: &S, intent: &Intent) -> Result<(), IngestError> {
     let p = s.params()?.unwrap_or_default().rights;
-    let size = crate::crypto::stream::encrypted_len(intent.audio_bytes).min(p.max_encrypted_bytes);
+    let art = intent
+        .art_bytes
+        .iter()
+        .fold(0u64, |a, n| a.saturating_add(*n));
+    let size = crate::crypto::stream::encrypted_len(intent.audio_bytes)
+        .min(p.max_encrypted_bytes)
+        .saturating_add(art);
     let replicas = intent.replication_set.len() as u64;
     let (who, param, max) = if intent.group_id.is_empty() {
         let who = "ungrouped uploads".to_string();

@@ -102,20 +102,30 @@ pub async fn active_validators(c: &mut StaveClient) -> anyhow::Result<Vec<[u8; 3
     }
 }
 
-/// Streams `file` to the node under a fresh intent for `plan`; `progress`
-/// hears the bytes sent so far. Answers once the node has every byte.
+async fn size_of(file: &Path) -> anyhow::Result<u64> {
+    Ok(tokio::fs::metadata(file)
+        .await
+        .with_context(|| format!("{}", file.display()))?
+        .len())
+}
+
+/// Streams `file`, then each `art` file, to the node under a fresh intent
+/// for `plan`; `progress` hears the bytes sent so far. Answers once the
+/// node has every byte.
 pub async fn send(
     c: &mut StaveClient,
     key: &SigningKey,
     plan: &Plan,
     file: &Path,
+    art: &[std::path::PathBuf],
     mut progress: impl FnMut(u64) + Send + 'static,
 ) -> anyhow::Result<pb::UploadResponse> {
     let node = c.content.node(pb::NodeRequest {}).await?.into_inner();
-    let size = tokio::fs::metadata(file)
-        .await
-        .with_context(|| format!("{}", file.display()))?
-        .len();
+    let size = size_of(file).await?;
+    let mut art_bytes = Vec::with_capacity(art.len());
+    for a in art {
+        art_bytes.push(size_of(a).await?);
+    }
     let intent = pb::UploadIntent {
         chain_id: node.chain_id,
         timestamp_ms: super::now_ms(),
@@ -127,34 +137,52 @@ pub async fn send(
         group_id: plan.group_id.clone(),
         recovery_x25519: PublicKey::from(&recovery_secret(key)).to_bytes().to_vec(),
         audio_bytes: size,
+        art_bytes,
     };
     let first = pb::UploadRequest {
         part: Some(Part::Intent(sign_intent(key, intent))),
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4);
-    let mut f = tokio::fs::File::open(file)
-        .await
-        .with_context(|| format!("{}", file.display()))?;
+    let mut files = Vec::with_capacity(1 + art.len());
+    for (i, path) in std::iter::once(file)
+        .chain(art.iter().map(|a| a.as_path()))
+        .enumerate()
+    {
+        let f = tokio::fs::File::open(path)
+            .await
+            .with_context(|| format!("{}", path.display()))?;
+        files.push((i > 0, f));
+    }
     tokio::spawn(async move {
         if tx.send(first).await.is_err() {
             return;
         }
         let mut sent = 0u64;
-        loop {
-            let mut buf = vec![0u8; CHUNK];
-            let n = match f.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => n,
-            };
-            buf.truncate(n);
-            let m = pb::UploadRequest {
-                part: Some(Part::Audio(buf)),
-            };
-            if tx.send(m).await.is_err() {
-                return;
+        for (is_art, mut f) in files {
+            loop {
+                let mut buf = vec![0u8; CHUNK];
+                let n = match f.read(&mut buf).await {
+                    Ok(0) => break,
+                    // the node sees a short stream (SIZE_MISMATCH)
+                    Err(_) => return,
+                    Ok(n) => n,
+                };
+                buf.truncate(n);
+                let part = if is_art {
+                    Part::Art(buf)
+                } else {
+                    Part::Audio(buf)
+                };
+                if tx
+                    .send(pb::UploadRequest { part: Some(part) })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                sent += n as u64;
+                progress(sent);
             }
-            sent += n as u64;
-            progress(sent);
         }
     });
     let r = c
@@ -197,15 +225,15 @@ pub fn awaiting_signature(s: &pb::JobState) -> bool {
 }
 
 /// Checks the manifest the node prepared before the uploader signs it:
-/// its chain, no images, the sets, group and keys are the plan's, and the
-/// recovery copy of the
-/// DEK unwraps with the uploader's recovery key to the DEK the
-/// `dek_commitment` names.
+/// its chain, one image per artwork file sent, audio facts, the sets,
+/// group and keys are the plan's, and the recovery copy of the DEK unwraps
+/// with the uploader's recovery key to the DEK the `dek_commitment` names.
 pub fn check_manifest(
     m: &UploadManifest,
     plan: &Plan,
     key: &SigningKey,
     chain_id: &str,
+    images: usize,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(
         m.chain_id == chain_id,
@@ -213,9 +241,11 @@ pub fn check_manifest(
         m.chain_id
     );
     anyhow::ensure!(
-        m.image_cids.is_empty(),
-        "the manifest names images this upload did not send"
+        m.image_cids.len() == images && m.image_sizes.len() == images,
+        "the manifest names {} images; this upload sent {images}",
+        m.image_cids.len()
     );
+    anyhow::ensure!(m.facts.is_some(), "the manifest has no audio facts");
     let keys = |s: &[[u8; 32]]| s.iter().map(|k| k.to_vec()).collect::<Vec<_>>();
     anyhow::ensure!(
         m.processing_validator == plan.processing_validator

@@ -32,6 +32,14 @@ pub fn intent_sign_bytes(i: &pb::UploadIntent) -> Vec<u8> {
     put_bytes(&mut out, i.group_id.as_bytes());
     put_bytes(&mut out, &i.recovery_x25519);
     out.extend_from_slice(&i.audio_bytes.to_be_bytes());
+    out.extend_from_slice(
+        &u32::try_from(i.art_bytes.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
+    for n in &i.art_bytes {
+        out.extend_from_slice(&n.to_be_bytes());
+    }
     out
 }
 
@@ -61,6 +69,8 @@ pub struct Intent {
     pub group_id: String,
     pub recovery_x25519: [u8; 32],
     pub audio_bytes: u64,
+    /// The byte length of each artwork file after the audio.
+    pub art_bytes: Vec<u64>,
 }
 
 /// Where an intent is accepted: this chain, within `window_ms` of `now_ms`.
@@ -150,7 +160,7 @@ impl Intent {
         let recovery_x25519 = key32("recovery_x25519", &i.recovery_x25519)?;
         crate::crypto::check_x25519_public(&recovery_x25519)
             .map_err(|e| IngestError::BadIntent(format!("recovery_x25519: {e}")))?;
-        if i.audio_bytes == 0 {
+        if i.audio_bytes == 0 || i.art_bytes.contains(&0) {
             return Err(IngestError::Empty);
         }
         Ok(Intent {
@@ -164,6 +174,7 @@ impl Intent {
             group_id: i.group_id.clone(),
             recovery_x25519,
             audio_bytes: i.audio_bytes,
+            art_bytes: i.art_bytes.clone(),
         })
     }
 
@@ -196,6 +207,7 @@ mod tests {
             .to_bytes()
             .to_vec(),
             audio_bytes: 100,
+            art_bytes: vec![10, 20],
         }
     }
 
@@ -235,6 +247,8 @@ mod tests {
             Box::new(|i| i.group_id.push('x')),
             Box::new(|i| i.recovery_x25519[0] ^= 1),
             Box::new(|i| i.audio_bytes += 1),
+            Box::new(|i| i.art_bytes[1] += 1),
+            Box::new(|i| i.art_bytes.push(1)),
         ];
         for (n, e) in edits.iter().enumerate() {
             let mut s = base.clone();
@@ -266,6 +280,10 @@ mod tests {
         let mut empty = intent();
         empty.audio_bytes = 0;
         let s = sign_intent(&key(), empty);
+        assert_eq!(Intent::verify(&s, &at()).unwrap_err().code(), "EMPTY");
+        let mut empty_art = intent();
+        empty_art.art_bytes.push(0);
+        let s = sign_intent(&key(), empty_art);
         assert_eq!(Intent::verify(&s, &at()).unwrap_err().code(), "EMPTY");
         let mut dup = intent();
         dup.replication_set.push(vec![2; 32]);

@@ -19,6 +19,7 @@ pub mod error;
 pub mod intent;
 pub mod pipeline;
 pub mod replay;
+pub mod sink;
 pub mod slots;
 pub mod submitter;
 
@@ -43,6 +44,10 @@ pub struct UploadConfig {
     pub allow_ungrouped: bool,
     /// The most audio bytes one upload may declare.
     pub max_upload_bytes: u64,
+    /// The most bytes one artwork file may declare.
+    pub max_art_bytes: u64,
+    /// The longest side, in pixels, of an image the worker decodes.
+    pub max_image_side: u32,
     /// How far an intent's timestamp may be from this node's clock.
     pub intent_window_secs: u64,
     /// Uploads this node processes at once.
@@ -54,6 +59,10 @@ pub struct UploadConfig {
     /// The slowest average rate an upload may send at, after a minute's
     /// grace (checked at every message and while waiting for the next).
     pub min_upload_bytes_per_sec: u64,
+    /// Threads the worker encodes FLAC on; 0 = one per core, at most 8;
+    /// never more than 16 (`media::transcode::MAX_THREADS`).
+    /// The worker runs niced (10), below the node.
+    pub transcode_threads: usize,
     /// The transcode worker's address space, MiB (RLIMIT_AS).
     pub worker_memory_mb: u64,
     /// The transcode worker's CPU seconds (RLIMIT_CPU).
@@ -80,11 +89,14 @@ impl Default for UploadConfig {
         UploadConfig {
             allow_ungrouped: false,
             max_upload_bytes: 2 << 30,
+            max_art_bytes: 32 << 20,
+            max_image_side: 6000,
             intent_window_secs: 300,
             max_jobs: 4,
             max_jobs_per_uploader: 2,
             idle_timeout_secs: 30,
             min_upload_bytes_per_sec: 64 * 1024,
+            transcode_threads: 0,
             worker_memory_mb: 1024,
             worker_cpu_secs: 600,
             worker_wall_secs: 900,
@@ -126,9 +138,24 @@ impl UploadConfig {
 
     /// The caps the worker applies to one input.
     pub fn media_limits(&self) -> crate::media::Limits {
+        let threads = match self.transcode_threads {
+            0 => crate::media::transcode::cores().min(8),
+            n => n.min(crate::media::transcode::MAX_THREADS),
+        };
         crate::media::Limits {
             max_input_bytes: self.max_upload_bytes,
+            threads,
             ..Default::default()
+        }
+    }
+
+    /// The caps the worker applies to one image; the PNG may be at most
+    /// `max_png_bytes` (`rights.max_image_bytes`).
+    pub fn image_limits(&self, max_png_bytes: u64) -> crate::media::image::ImageLimits {
+        crate::media::image::ImageLimits {
+            max_input_bytes: self.max_art_bytes,
+            max_side: self.max_image_side,
+            max_output_bytes: max_png_bytes,
         }
     }
 

@@ -29,8 +29,14 @@ use crate::proto::local::{JobStatus, ProcessingJob};
 /// How often [`Pipeline::sweep`] runs.
 const SWEEP: Duration = Duration::from_secs(60);
 
-/// How often `SEEDING` asks the replication set again.
-const SEEDING_POLL: Duration = Duration::from_secs(2);
+/// How long `SEEDING` waits before asking the replication set again: the
+/// first wait, doubled each round up to the last (a replica usually has
+/// the blob within a second of the commit).
+const SEEDING_POLL: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(2));
+
+/// The files one upload fills, in order, with their declared sizes: the
+/// audio, then each artwork file.
+pub type UploadFiles = Vec<(PathBuf, u64)>;
 
 /// The upload pipeline of one node.
 pub struct Pipeline {
@@ -49,6 +55,9 @@ pub struct Pipeline {
     driving: parking_lot::Mutex<BTreeSet<Vec<u8>>>,
     /// Checks and writes of `local/deks` one at a time.
     dek_lock: parking_lot::Mutex<()>,
+    /// Images enter and leave the content store one job at a time (a cover
+    /// may be shared by several jobs).
+    image_lock: parking_lot::Mutex<()>,
     /// `Complete` checks and records one signature at a time.
     completing: parking_lot::Mutex<()>,
     /// Each unfinished job's state and when it entered it (for metrics).
@@ -102,6 +111,7 @@ impl Pipeline {
             changes: broadcast::channel(256).0,
             entered: parking_lot::Mutex::default(),
             driving: parking_lot::Mutex::default(),
+            image_lock: parking_lot::Mutex::default(),
             completing: parking_lot::Mutex::new(()),
             dek_lock: parking_lot::Mutex::new(()),
         })
@@ -207,23 +217,48 @@ impl Pipeline {
     }
 
     /// Creates the `RECEIVING` job of an admitted intent: its scratch
-    /// directory and the path the audio goes to.
+    /// directory, and the files the audio and each artwork go to, with
+    /// their declared sizes.
     ///
     /// # Errors
     /// `Disk` when the disk lacks room for the input, the FLAC and the
     /// blob; `Internal`.
-    pub fn begin(&self, intent: &Intent, now_ms: u64) -> Result<(Vec<u8>, PathBuf), IngestError> {
+    pub fn begin(
+        &self,
+        intent: &Intent,
+        now_ms: u64,
+    ) -> Result<(Vec<u8>, UploadFiles), IngestError> {
         self.check_awaiting(&intent.uploader)?;
         let job_id: [u8; 16] = rand::random();
         let dir = self.scratch.join(hex::encode(job_id));
         crate::local::private_dir(&dir).map_err(internal)?;
-        let needed = intent.audio_bytes.saturating_mul(3);
+        let art = intent
+            .art_bytes
+            .iter()
+            .fold(0u64, |a, n| a.saturating_add(*n));
+        let needed = intent
+            .audio_bytes
+            .saturating_mul(3)
+            .saturating_add(art.saturating_mul(3));
         crate::local::content::ensure_room(&dir, needed, crate::local::content::DISK_RESERVE)
             .map_err(|e| {
                 let _ = std::fs::remove_dir_all(&dir);
                 IngestError::Disk(e.to_string())
             })?;
         let input = dir.join("audio.in");
+        let mut files = vec![(input.clone(), intent.audio_bytes)];
+        files.extend(
+            intent
+                .art_bytes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (dir.join(format!("art{i}.in")), *n)),
+        );
+        let art_paths: Vec<String> = files
+            .iter()
+            .skip(1)
+            .map(|(p, _)| p.display().to_string())
+            .collect();
         let new = NewJob {
             job_id: job_id.to_vec(),
             client_pubkey: intent.uploader.to_vec(),
@@ -240,9 +275,10 @@ impl Pipeline {
             j.recovery_x25519 = intent.recovery_x25519.to_vec();
             j.audio_bytes = intent.audio_bytes;
             j.flac_path = dir.join("audio.flac").display().to_string();
+            j.image_paths = art_paths.clone();
         })?;
         self.changed(&job_id);
-        Ok((job_id.to_vec(), input))
+        Ok((job_id.to_vec(), files))
     }
 
     /// `BUSY` when too many jobs wait for their signature, here or of
@@ -431,12 +467,40 @@ impl Pipeline {
         if !job.encrypted_cid.is_empty() {
             let _ = self.node.content.remove(&job.encrypted_cid);
         }
+        self.remove_images(&job);
         let _one = self.dek_lock.lock();
         let own = self.node.local.dek(&job.flac_cid).ok().flatten();
         if own.is_some_and(|d| {
             !job.own_dek_ephemeral.is_empty() && d.ephemeral_pubkey == job.own_dek_ephemeral
         }) {
             let _ = self.node.local.delete_dek(&job.flac_cid);
+        }
+    }
+}
+
+impl Pipeline {
+    /// Removes a failed job's PNGs from the content store, but not one
+    /// chain state names (a cover shared with a registered upload) or
+    /// another job here has (an album's tracks uploaded together).
+    fn remove_images(&self, job: &ProcessingJob) {
+        use crate::keyspaces::uploads::UploadsRead;
+        if job.image_cids.is_empty() {
+            return;
+        }
+        let _one = self.image_lock.lock();
+        let Ok(jobs) = self.jobs.all() else {
+            return;
+        };
+        let view = self.node.chain.view();
+        for cid in &job.image_cids {
+            let elsewhere = jobs.iter().any(|j| {
+                j.job_id != job.job_id
+                    && j.status() != JobStatus::Failed
+                    && j.image_cids.contains(cid)
+            });
+            if !elsewhere && matches!(view.upload_by_image(cid), Ok(None)) {
+                let _ = self.node.content.remove(cid);
+            }
         }
     }
 }

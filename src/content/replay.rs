@@ -60,6 +60,7 @@ mod tests {
             group_id: String::new(),
             recovery_x25519: [3; 32],
             audio_bytes: 1,
+            art_bytes: vec![],
         }
     }
 

@@ -11,10 +11,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::content::sink::{Part as SinkPart, Sink};
 use crate::content::{admit, replay, IngestError, Intent, IntentCheck, Pipeline};
 use crate::keyspaces::params::ParamsRead;
 use crate::local::processing::{is_terminal, job_status_name};
@@ -55,6 +55,17 @@ async fn next(
 }
 
 impl ContentServiceImpl {
+    /// `rights.max_image_cids` now.
+    fn max_images(&self) -> u32 {
+        let view = self.pipeline.node.chain.view();
+        view.params()
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+            .rights
+            .max_image_cids
+    }
+
     fn idle(&self) -> Duration {
         Duration::from_secs(self.pipeline.cfg.idle_timeout_secs.max(1))
     }
@@ -97,8 +108,7 @@ struct Receiving {
     pipeline: Arc<Pipeline>,
     stream: Streaming<UploadRequest>,
     job_id: Vec<u8>,
-    path: std::path::PathBuf,
-    declared: u64,
+    sink: Sink,
 }
 
 impl Receiving {
@@ -134,37 +144,27 @@ impl Receiving {
         }
     }
 
-    /// Receives exactly the declared bytes into the job's input: each
-    /// message within the idle timeout, and, after a minute's grace, at
-    /// least `min_upload_bytes_per_sec` on average.
+    /// Receives exactly the declared bytes into the job's input files:
+    /// each message within the idle timeout, and, after a minute's grace,
+    /// at least `min_upload_bytes_per_sec` on average.
     async fn receive(&mut self, started: std::time::Instant) -> Result<u64, IngestError> {
         let cfg = &self.pipeline.cfg;
         let idle = Duration::from_secs(cfg.idle_timeout_secs.max(1));
-        let (declared, path) = (self.declared, self.path.clone());
-        let disk = |e: std::io::Error| IngestError::Disk(format!("{}: {e}", path.display()));
-        let file = tokio::fs::File::create(&self.path).await.map_err(disk)?;
-        let mut out = tokio::io::BufWriter::with_capacity(1 << 20, file);
-        let mut sent = 0u64;
+        let declared = self.sink.declared();
         loop {
-            let wait = idle.min(cfg.time_left(started.elapsed(), sent, declared)?);
-            let Some(m) = next(&mut self.stream, wait).await? else {
+            let left = cfg.time_left(started.elapsed(), self.sink.sent(), declared)?;
+            let Some(m) = next(&mut self.stream, idle.min(left)).await? else {
                 break;
             };
-            let Some(Part::Audio(chunk)) = m.part else {
-                return Err(IngestError::Protocol);
+            let (part, chunk) = match m.part {
+                Some(Part::Audio(c)) => (SinkPart::Audio, c),
+                Some(Part::Art(c)) => (SinkPart::Art, c),
+                _ => return Err(IngestError::Protocol),
             };
-            sent = sent.saturating_add(chunk.len() as u64);
-            if sent > declared {
-                return Err(IngestError::SizeMismatch { declared, sent });
-            }
-            out.write_all(&chunk).await.map_err(disk)?;
+            self.sink.write(part, &chunk).await?;
         }
-        if sent != declared {
-            return Err(IngestError::SizeMismatch { declared, sent });
-        }
-        out.flush().await.map_err(disk)?;
-        out.get_ref().sync_all().await.map_err(disk)?;
-        Ok(sent)
+        let sink = std::mem::replace(&mut self.sink, Sink::new(Vec::new()));
+        sink.finish().await
     }
 }
 
@@ -180,6 +180,15 @@ pub fn job_state(j: &ProcessingJob) -> JobState {
         signed: !j.uploader_signature.is_empty(),
         height: j.height,
         phases: j.phases.clone(),
+        images: j
+            .image_cids
+            .iter()
+            .zip(&j.image_sizes)
+            .map(|(cid, bytes)| crate::proto::content::Image {
+                cid: cid.clone(),
+                bytes: *bytes,
+            })
+            .collect(),
     }
 }
 
@@ -198,8 +207,8 @@ impl ContentService for ContentServiceImpl {
         };
         let intent = self.admit(signed).await?;
         let slot = self.pipeline.slots.take(intent.uploader)?;
-        let (p, declared) = (self.pipeline.clone(), intent.audio_bytes);
-        let (job_id, path) = blocking(move || {
+        let p = self.pipeline.clone();
+        let (job_id, files) = blocking(move || {
             // remembered past the window, when the window alone refuses it
             let window_ms = p.cfg.intent_window_secs.saturating_mul(1000);
             let until = crate::content::now_ms().saturating_add(2 * window_ms);
@@ -211,8 +220,7 @@ impl ContentService for ContentServiceImpl {
             pipeline: self.pipeline.clone(),
             stream: s,
             job_id,
-            path,
-            declared,
+            sink: Sink::new(files),
         };
         let answer = tokio::spawn(r.run(slot))
             .await
@@ -297,6 +305,8 @@ impl ContentService for ContentServiceImpl {
             max_upload_bytes: p.cfg.max_upload_bytes,
             intent_window_secs: p.cfg.intent_window_secs,
             idle_timeout_secs: p.cfg.idle_timeout_secs,
+            max_art_bytes: p.cfg.max_art_bytes,
+            max_images: self.max_images(),
         }))
     }
 }

@@ -6,9 +6,10 @@
 //! - `FetchWrappedDek(cid)`: only for a requester in the cid's DEK holder
 //!   set; this node unwraps its own copy and re-wraps it to the requester's
 //!   X25519 key from its validator record.
-//! - `HasContent(cid)`: a signed answer whether this node holds the blob
-//!   ([`crate::local::has_content`]).
-//! - `FetchContent(cid)`: streams the encrypted blob in 256 KiB chunks,
+//! - `HasContent(cid)`: a signed answer whether this node holds an
+//!   upload's encrypted blob or image ([`crate::local::has_content`]).
+//! - `FetchContent(cid)`: streams the encrypted blob or image in 256 KiB
+//!   chunks,
 //!   at most [`MAX_STREAMS`] at once and [`MAX_STREAMS_PER_PEER`] per
 //!   requester. A stream whose reader takes no chunk for [`IDLE`], or that
 //!   runs past [`deadline`] of the blob's size, is ended, so a peer that
@@ -199,15 +200,15 @@ fn open_content(node: &LocalNode, a: Authed) -> Result<([u8; 32], std::fs::File)
         reason: reason.into(),
     };
     a.assignment
-        .filter(|x| x.content_cid == req.cid)
-        .ok_or_else(|| not_held("no upload has this content cid"))?;
+        .and_then(|x| x.blob_size(&req.cid))
+        .ok_or_else(|| not_held("no upload stores a file with this cid"))?;
     let file = std::fs::File::open(node.content.path_of(&req.cid))
         .map_err(|_| not_held("this validator does not hold the content"))?;
     Ok((a.requester, file))
 }
 
-/// The signed answer to `HasContent`: held when the blob of an upload's
-/// encrypted cid is in the content store at its recorded size.
+/// The signed answer to `HasContent`: held when an upload's encrypted blob
+/// or image is in the content store at its recorded size.
 fn has_content(
     node: &LocalNode,
     a: Authed,
@@ -216,17 +217,14 @@ fn has_content(
     let Body::HasContent(req) = a.body else {
         return Err(PeerError::Decode("HasContent carries another body".into()));
     };
-    let asg = a
+    let want = a
         .assignment
-        .filter(|x| x.content_cid == req.cid)
+        .and_then(|x| x.blob_size(&req.cid))
         .ok_or_else(|| PeerError::NotHeld {
             cid: hex::encode(&req.cid),
-            reason: "no upload has this content cid".into(),
+            reason: "no upload stores a file with this cid".into(),
         })?;
-    let size = node
-        .content
-        .size(&req.cid)
-        .filter(|s| *s == asg.encrypted_size);
+    let size = node.content.size(&req.cid).filter(|s| *s == want);
     Ok(crate::local::has_content::answer(
         &node.operator,
         signed,

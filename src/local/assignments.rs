@@ -21,6 +21,25 @@ pub struct Assignment {
     pub dek_holder_set: Vec<[u8; 32]>,
     /// The manifest's commitment to the DEK (`crypto::dek_commitment`).
     pub dek_commitment: Vec<u8>,
+    /// The upload's images (cid, size): stored in the clear and replicated
+    /// by the same set as the blob.
+    pub images: Vec<(Vec<u8>, u64)>,
+}
+
+impl Assignment {
+    /// Every file the replication set stores, with its size: the encrypted
+    /// blob, then the images.
+    pub fn blobs(&self) -> impl Iterator<Item = (&Vec<u8>, u64)> {
+        std::iter::once((&self.content_cid, self.encrypted_size))
+            .chain(self.images.iter().map(|(c, s)| (c, *s)))
+    }
+
+    /// The size of the stored file `cid`, if this upload has one.
+    pub fn blob_size(&self, cid: &[u8]) -> Option<u64> {
+        self.blobs()
+            .find(|(c, _)| c.as_slice() == cid)
+            .map(|(_, s)| s)
+    }
 }
 
 /// Where assignments come from: committed chain state in a node, a fixed
@@ -33,7 +52,7 @@ pub trait AssignmentSource: Send + Sync + 'static {
         Ok(self
             .all(state)?
             .into_iter()
-            .find(|a| a.dek_cid == cid || a.content_cid == cid))
+            .find(|a| a.dek_cid == cid || a.blob_size(cid).is_some()))
     }
 }
 
@@ -53,7 +72,7 @@ fn keys32(set: &[Vec<u8>]) -> Vec<[u8; 32]> {
 }
 
 /// The assignment an upload record makes: its DEK is keyed by `flac_cid`,
-/// its replicated blob is `encrypted_cid`.
+/// its replicated files are `encrypted_cid` and the images.
 pub fn of_upload(u: &Upload) -> Assignment {
     Assignment {
         dek_cid: u.flac_cid.clone(),
@@ -62,6 +81,12 @@ pub fn of_upload(u: &Upload) -> Assignment {
         replication_set: keys32(&u.replication_set),
         dek_holder_set: keys32(&u.dek_holder_set),
         dek_commitment: u.dek_commitment.clone(),
+        images: u
+            .image_cids
+            .iter()
+            .cloned()
+            .zip(u.image_sizes.iter().copied())
+            .collect(),
     }
 }
 
@@ -89,6 +114,9 @@ impl AssignmentSource for ChainAssignments {
         if let Some(u) = state.upload(cid)? {
             return Ok(Some(of_upload(&u)));
         }
-        Ok(state.upload_by_content(cid)?.as_ref().map(of_upload))
+        if let Some(u) = state.upload_by_content(cid)? {
+            return Ok(Some(of_upload(&u)));
+        }
+        Ok(state.upload_by_image(cid)?.as_ref().map(of_upload))
     }
 }

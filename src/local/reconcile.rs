@@ -27,7 +27,8 @@ pub enum Kind {
 /// What chain state says this validator should hold.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Wanted {
-    /// Content cid → encrypted size, for uploads whose replication set names us.
+    /// Content cid → size, for uploads whose replication set names us: the
+    /// encrypted blobs and the images.
     pub content: BTreeMap<Vec<u8>, u64>,
     /// DEK cids of uploads whose DEK holder set names us.
     pub deks: BTreeSet<Vec<u8>>,
@@ -43,7 +44,9 @@ pub fn wanted(me: &[u8; 32], assignments: &[Assignment]) -> Wanted {
     let mut w = Wanted::default();
     for a in assignments {
         if a.replication_set.contains(me) {
-            w.content.insert(a.content_cid.clone(), a.encrypted_size);
+            for (cid, size) in a.blobs() {
+                w.content.insert(cid.clone(), size);
+            }
         }
         if a.dek_holder_set.contains(me) {
             w.deks.insert(a.dek_cid.clone());

@@ -260,10 +260,9 @@ fn decide(
     let by_cid: BTreeMap<(Kind, &[u8]), &Assignment> = assignments
         .iter()
         .flat_map(|a| {
-            [
-                ((Kind::Content, a.content_cid.as_slice()), a),
-                ((Kind::Dek, a.dek_cid.as_slice()), a),
-            ]
+            a.blobs()
+                .map(move |(c, _)| ((Kind::Content, c.as_slice()), a))
+                .chain([((Kind::Dek, a.dek_cid.as_slice()), a)])
         })
         .collect();
     let fetches = p

@@ -15,7 +15,11 @@ pub enum MediaError {
     },
     #[error("not a recognised audio file: {0}")]
     NotAudio(String),
-    #[error("corrupt or truncated audio: {0}")]
+    #[error("not an image Stave takes: {0}")]
+    NotImage(String),
+    #[error("the image is over the limits: {0}")]
+    ImageTooLarge(String),
+    #[error("corrupt or truncated input: {0}")]
     Corrupt(String),
     #[error("unsupported audio: {0}")]
     Unsupported(String),
@@ -40,6 +44,8 @@ impl MediaError {
         "TOO_LARGE",
         "TOO_LONG",
         "NOT_AUDIO",
+        "NOT_IMAGE",
+        "IMAGE_TOO_LARGE",
         "CORRUPT",
         "UNSUPPORTED",
         "NO_SAMPLES",
@@ -55,6 +61,8 @@ impl MediaError {
             MediaError::TooLarge { .. } => "TOO_LARGE",
             MediaError::TooLong { .. } => "TOO_LONG",
             MediaError::NotAudio(_) => "NOT_AUDIO",
+            MediaError::NotImage(_) => "NOT_IMAGE",
+            MediaError::ImageTooLarge(_) => "IMAGE_TOO_LARGE",
             MediaError::Corrupt(_) => "CORRUPT",
             MediaError::Unsupported(_) => "UNSUPPORTED",
             MediaError::NoSamples => "NO_SAMPLES",

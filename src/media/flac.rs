@@ -3,15 +3,18 @@
 //! The 42-byte header (`fLaC` and the STREAMINFO block) is reserved first
 //! and written last, once the MD5 of the PCM and the sample count are
 //! known. Frames are encoded with `flacenc::encode_fixed_size_frame` as soon
-//! as a block is full, so memory does not grow with the input.
+//! as a block is full, on a few threads ([`super::frame_pool`]) with a
+//! bounded number of blocks in flight, so memory does not grow with the
+//! input and the output does not depend on the thread count.
 
 use std::io::{Seek, SeekFrom, Write};
 
 use flacenc::bitsink::ByteSink;
 use flacenc::component::{BitRepr, Stream, StreamInfo};
-use flacenc::error::{Verified, Verify};
-use flacenc::source::{Context, Fill, FrameBuf};
+use flacenc::error::Verify;
+use flacenc::source::{Context, Fill};
 
+use super::frame_pool::FramePool;
 use super::MediaError;
 
 /// Samples per channel in each FLAC frame (libFLAC's default).
@@ -62,20 +65,25 @@ pub struct FlacSummary {
 /// Encodes interleaved PCM to a FLAC stream in `w`.
 pub struct FlacWriter<W: Write + Seek> {
     w: W,
-    config: Verified<flacenc::config::Encoder>,
     info: StreamInfo,
-    framebuf: FrameBuf,
+    pool: FramePool,
     context: Context,
     sink: ByteSink,
     pending: Vec<i32>,
     channels: usize,
-    frame_number: usize,
     bytes: u64,
 }
 
 impl<W: Write + Seek> FlacWriter<W> {
-    /// Starts a stream; `w` must be empty and at position 0.
-    pub fn new(mut w: W, sample_rate: u32, channels: u32, bits: u32) -> Result<Self, MediaError> {
+    /// Starts a stream encoded on `threads` threads (at least one); `w`
+    /// must be empty and at position 0.
+    pub fn new(
+        mut w: W,
+        sample_rate: u32,
+        channels: u32,
+        bits: u32,
+        threads: usize,
+    ) -> Result<Self, MediaError> {
         check_format(sample_rate, channels, bits)?;
         let (rate, ch, bps) = (sample_rate as usize, channels as usize, bits as usize);
         let mut config = flacenc::config::Encoder::default();
@@ -83,16 +91,16 @@ impl<W: Write + Seek> FlacWriter<W> {
         config.multithread = false;
         let config = config.into_verified().map_err(|(_, e)| enc(e))?;
         w.write_all(&[0u8; HEADER_LEN]).map_err(enc)?;
+        let info = StreamInfo::new(rate, ch, bps).map_err(enc)?;
+        let pool = FramePool::new(threads, &config, &info, ch, BLOCK_SIZE)?;
         Ok(FlacWriter {
             w,
-            config,
-            info: StreamInfo::new(rate, ch, bps).map_err(enc)?,
-            framebuf: FrameBuf::with_size(ch, BLOCK_SIZE).map_err(enc)?,
+            info,
+            pool,
             context: Context::new(bps, ch),
             sink: ByteSink::new(),
             pending: Vec::with_capacity(BLOCK_SIZE * ch),
             channels: ch,
-            frame_number: 0,
             bytes: HEADER_LEN as u64,
         })
     }
@@ -112,23 +120,29 @@ impl<W: Write + Seek> FlacWriter<W> {
         Ok(())
     }
 
+    /// Hands the full block to the pool (the MD5 sees it now, in order),
+    /// and writes frames while too many are in flight.
     fn flush_block(&mut self) -> Result<(), MediaError> {
-        self.framebuf.fill_interleaved(&self.pending).map_err(enc)?;
         self.context.fill_interleaved(&self.pending).map_err(enc)?;
-        let frame = flacenc::encode_fixed_size_frame(
-            &self.config,
-            &self.framebuf,
-            self.frame_number,
-            &self.info,
-        )
-        .map_err(enc)?;
+        let block = std::mem::replace(
+            &mut self.pending,
+            Vec::with_capacity(BLOCK_SIZE * self.channels),
+        );
+        self.pool.submit(block)?;
+        while self.pool.in_flight() > self.pool.window() {
+            self.write_next()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the next frame in stream order.
+    fn write_next(&mut self) -> Result<(), MediaError> {
+        let frame = self.pool.next()?;
         self.info.update_frame_info(&frame);
         self.sink.clear();
         frame.write(&mut self.sink).map_err(enc)?;
         self.w.write_all(self.sink.as_slice()).map_err(enc)?;
         self.bytes += self.sink.as_slice().len() as u64;
-        self.frame_number += 1;
-        self.pending.clear();
         Ok(())
     }
 
@@ -140,7 +154,10 @@ impl<W: Write + Seek> FlacWriter<W> {
             }
             self.flush_block()?;
         }
-        if self.frame_number == 0 {
+        while self.pool.in_flight() > 0 {
+            self.write_next()?;
+        }
+        if self.context.total_samples() == 0 {
             return Err(MediaError::NoSamples);
         }
         let md5 = self.context.md5_digest();

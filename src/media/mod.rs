@@ -11,6 +11,9 @@
 //!  output.flac ──▶ transcode::verify (decode again, compare PCM digests)
 //!                   ▼
 //!                 cid::raw_cid (CIDv1, raw codec, sha2-256)
+//!
+//!  artwork ──▶ image::normalise_to_png (JPEG, PNG, WebP under
+//!              image::Limits → 8-bit PNG, pixels only) ──▶ cid::raw_cid
 //! ```
 //!
 //! Nothing here touches chain state. Stave's own buffers hold one packet
@@ -21,10 +24,14 @@
 //! [`worker`]. Every failure is a [`MediaError`] with a stable
 //! [`MediaError::code`].
 
+#[doc(hidden)]
+pub mod art_samples;
 pub mod cid;
 pub mod decode;
 mod error;
 pub mod flac;
+mod frame_pool;
+pub mod image;
 pub mod transcode;
 pub mod wav;
 pub mod worker;

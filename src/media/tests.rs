@@ -176,6 +176,26 @@ fn the_same_input_gives_the_same_flac_cid() {
 }
 
 #[test]
+fn the_flac_is_the_same_for_any_thread_count() {
+    let samples = music_like(44_100, 2, 16, 100_000);
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.wav", &wav_bytes(44_100, 2, 16, &samples));
+    let flac = |threads: usize| {
+        let out = dir.path().join(format!("t{threads}.flac"));
+        let limits = Limits {
+            threads,
+            ..Limits::default()
+        };
+        transcode_to_flac(&input, &out, &limits).unwrap();
+        std::fs::read(&out).unwrap()
+    };
+    let one = flac(1);
+    for n in [2, 3, 7] {
+        assert!(flac(n) == one, "{n} threads");
+    }
+}
+
+#[test]
 fn the_flac_passes_the_reference_decoder() {
     let Some(flac) = reference_flac() else {
         return;
@@ -256,6 +276,38 @@ fn bad_inputs_are_refused_with_their_own_code_and_leave_nothing() {
     let mut zero_frames = wav_bytes(44_100, 2, 16, &[]);
     zero_frames.truncate(44);
     assert_eq!(refusal(&zero_frames, &limits), "NO_SAMPLES");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    /// The other decoders the worker reaches (MP3, AAC in ADTS and MP4,
+    /// Ogg Vorbis, AIFF): arbitrary bytes behind each one's signature are
+    /// a refusal, never a panic, and leave nothing behind.
+    #[test]
+    fn arbitrary_bytes_behind_each_signature_never_panic(
+        magic in 0usize..7,
+        body in prop::collection::vec(any::<u8>(), 0..4096),
+    ) {
+        let heads: [&[u8]; 7] = [
+            b"ID3\x04\x00\x00\x00\x00\x00\x00",
+            b"\xff\xfb\x90\x64",
+            b"\xff\xf1\x50\x80",
+            b"\x00\x00\x00\x18ftypM4A \x00\x00\x00\x00",
+            b"OggS\x00\x02",
+            b"FORM\x00\x00\x10\x00AIFFCOMM",
+            b"fLaC\x00\x00\x00\x22",
+        ];
+        let bytes = [heads[magic], body.as_slice()].concat();
+        let dir = tempfile::tempdir().unwrap();
+        let input = write(dir.path(), "in", &bytes);
+        let out = dir.path().join("out.flac");
+        let r = std::panic::catch_unwind(|| transcode_to_flac(&input, &out, &Limits::default()));
+        prop_assert!(r.is_ok(), "panicked");
+        if let Ok(Err(_)) = r {
+            prop_assert!(!out.exists());
+            prop_assert!(!dir.path().join("out.flac.part").exists());
+        }
+    }
 }
 
 proptest! {

@@ -18,21 +18,34 @@ use super::decode::PcmSource;
 use super::flac::{check_format, FlacWriter};
 use super::MediaError;
 
-/// Caps on one input.
+/// Caps on one input, and the threads that encode it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Bytes of the input file.
     pub max_input_bytes: u64,
     /// Frames (samples per channel) of decoded audio.
     pub max_frames: u64,
+    /// Threads encoding FLAC frames (the FLAC is the same for any count).
+    pub threads: usize,
+}
+
+/// The most encoder threads a worker runs: each reserves address space
+/// (its stack, its allocator heap) under the worker's RLIMIT_AS, and 64
+/// no longer start under the default 1 GiB.
+pub const MAX_THREADS: usize = 16;
+
+/// The machine's cores, or 1 if unknown.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 impl Default for Limits {
-    /// 2 GiB of input, 2 hours at 96 kHz.
+    /// 2 GiB of input, 2 hours at 96 kHz, one encoder thread per core.
     fn default() -> Self {
         Limits {
             max_input_bytes: 2 << 30,
             max_frames: 2 * 3600 * 96_000,
+            threads: cores(),
         }
     }
 }
@@ -188,6 +201,7 @@ fn encode(
         src.sample_rate,
         src.channels,
         src.bits_per_sample,
+        limits.threads,
     )?;
     let (mut buf, mut hash, mut frames, mut scratch) =
         (Vec::new(), Sha256::new(), 0u64, Vec::new());

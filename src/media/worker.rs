@@ -16,7 +16,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cid::{raw_cid_of_file, RawCid};
 use super::flac::check_format;
+use super::image::{normalise_to_png, ImageLimits, NormalisedImage};
 use super::transcode::Timings;
 use super::{transcode_to_flac, AudioFacts, Limits, MediaError, Transcoded};
 
@@ -87,6 +88,8 @@ enum Reply {
         pcm_sha256: String,
         #[serde(default)]
         timings: Timings,
+        #[serde(default)]
+        images: Vec<ImageReply>,
     },
     Refused {
         code: String,
@@ -94,14 +97,55 @@ enum Reply {
     },
 }
 
-impl From<&Transcoded> for Reply {
-    fn from(t: &Transcoded) -> Self {
+/// One normalised image in the reply.
+#[derive(Debug, Serialize, Deserialize)]
+struct ImageReply {
+    cid: String,
+    bytes: u64,
+    width: u32,
+    height: u32,
+    source_format: String,
+}
+
+impl From<&NormalisedImage> for ImageReply {
+    fn from(i: &NormalisedImage) -> Self {
+        ImageReply {
+            cid: hex::encode(i.cid),
+            bytes: i.bytes,
+            width: i.width,
+            height: i.height,
+            source_format: i.source_format.clone(),
+        }
+    }
+}
+
+/// What one worker run made: the FLAC and the PNGs, in the order asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerOutput {
+    pub audio: Transcoded,
+    pub images: Vec<NormalisedImage>,
+}
+
+/// One worker run: the audio, and each image with where its PNG goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerJob {
+    pub input: PathBuf,
+    pub flac: PathBuf,
+    pub images: Vec<(PathBuf, PathBuf)>,
+    pub limits: Limits,
+    pub image_limits: ImageLimits,
+}
+
+impl From<&WorkerOutput> for Reply {
+    fn from(o: &WorkerOutput) -> Self {
+        let t = &o.audio;
         Reply::Done {
             facts: t.facts.clone(),
             flac_cid: hex::encode(t.flac_cid),
             flac_bytes: t.flac_bytes,
             pcm_sha256: hex::encode(t.pcm_sha256),
             timings: t.timings,
+            images: o.images.iter().map(ImageReply::from).collect(),
         }
     }
 }
@@ -111,7 +155,7 @@ fn hex_array<const N: usize>(s: &str) -> Option<[u8; N]> {
 }
 
 impl Reply {
-    fn into_result(self) -> Result<Transcoded, WorkerError> {
+    fn into_result(self) -> Result<WorkerOutput, WorkerError> {
         match self {
             Reply::Refused { code, message } if MediaError::CODES.contains(&code.as_str()) => {
                 Err(WorkerError::Refused { code, message })
@@ -125,17 +169,31 @@ impl Reply {
                 flac_bytes,
                 pcm_sha256,
                 timings,
+                images,
             } => {
                 let bad = || WorkerError::Decoder("a malformed digest in the reply".into());
                 let flac_cid: RawCid = hex_array(&flac_cid).ok_or_else(bad)?;
                 let pcm_sha256 = hex_array(&pcm_sha256).ok_or_else(bad)?;
-                Ok(Transcoded {
+                let images = images
+                    .into_iter()
+                    .map(|i| {
+                        Ok(NormalisedImage {
+                            cid: hex_array(&i.cid).ok_or_else(bad)?,
+                            bytes: i.bytes,
+                            width: i.width,
+                            height: i.height,
+                            source_format: i.source_format,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, WorkerError>>()?;
+                let audio = Transcoded {
                     facts,
                     flac_cid,
                     flac_bytes,
                     pcm_sha256,
                     timings,
-                })
+                };
+                Ok(WorkerOutput { audio, images })
             }
         }
     }
@@ -154,10 +212,15 @@ fn limit(resource: Resource, value: u64) -> Result<(), String> {
     setrlimit(resource, l).map_err(|e| format!("setrlimit {resource:?} {value}: {e}"))
 }
 
-/// The child's first step: lowers its own limits, then replaces itself with
+/// The child's nice value (the node runs at 0).
+pub const WORKER_NICE: i32 = 10;
+
+/// The child's first step: lowers its own priority and its limits, then replaces itself with
 /// `exe` and the same arguments plus `--limited`, which start under them.
 /// Returns only on failure.
 pub fn reexec_limited(wl: &WorkerLimits) -> ExitCode {
+    // Below the node in the scheduler: transcoding never starves consensus.
+    let _ = rustix::process::setpriority_process(None, WORKER_NICE);
     // No core dumps: they would hold the uploader's audio.
     let applied = limit(Resource::Core, 0)
         .and_then(|()| limit(Resource::As, wl.address_space))
@@ -182,10 +245,22 @@ pub fn reexec_limited(wl: &WorkerLimits) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// Each image (quick, so a bad one is refused before the audio's long
+/// transcode), then the audio; the first refusal ends the run.
+fn process(job: &WorkerJob) -> Result<WorkerOutput, MediaError> {
+    let images = job
+        .images
+        .iter()
+        .map(|(input, png)| normalise_to_png(input, png, &job.image_limits))
+        .collect::<Result<Vec<_>, _>>()?;
+    let audio = transcode_to_flac(&job.input, &job.flac, &job.limits)?;
+    Ok(WorkerOutput { audio, images })
+}
+
 /// The child under its limits: transcodes and prints the reply. Exits 0
 /// for a result or a refusal; any other exit is a failure of the worker.
-pub fn worker_main(input: &Path, output: &Path, limits: &Limits) -> ExitCode {
-    let reply = match transcode_to_flac(input, output, limits) {
+pub fn worker_main(job: &WorkerJob) -> ExitCode {
+    let reply = match process(job) {
         Ok(t) => Reply::from(&t),
         Err(e) => Reply::Refused {
             code: e.code().to_string(),
@@ -213,26 +288,30 @@ fn flag(name: &str, value: impl AsRef<OsStr>) -> OsString {
 }
 
 /// The arguments of `stave transcode-worker` for one run.
-pub fn worker_args(
-    input: &Path,
-    output: &Path,
-    limits: &Limits,
-    wl: &WorkerLimits,
-) -> Vec<OsString> {
-    vec![
+pub fn worker_args(job: &WorkerJob, wl: &WorkerLimits) -> Vec<OsString> {
+    let (limits, il) = (&job.limits, &job.image_limits);
+    let mut args = vec![
         "transcode-worker".into(),
-        flag("input", input),
-        flag("flac", output),
+        flag("input", &job.input),
+        flag("flac", &job.flac),
         flag("max-input-bytes", limits.max_input_bytes.to_string()),
         flag("max-frames", limits.max_frames.to_string()),
+        flag("threads", limits.threads.to_string()),
+        flag("max-image-input-bytes", il.max_input_bytes.to_string()),
+        flag("max-image-side", il.max_side.to_string()),
+        flag("max-image-bytes", il.max_output_bytes.to_string()),
         flag("address-space", wl.address_space.to_string()),
         flag("cpu-secs", wl.cpu_secs.to_string()),
         flag("file-size", wl.file_size.to_string()),
-    ]
+    ];
+    for (input, png) in &job.images {
+        args.push(flag("image", input));
+        args.push(flag("png", png));
+    }
+    args
 }
 
-/// The parent's side: runs `exe transcode-worker` on `input` and waits for
-/// its reply. Blocking; call it off the async runtime.
+/// [`run_job`] for audio alone.
 pub fn run_worker(
     exe: &Path,
     input: &Path,
@@ -240,8 +319,25 @@ pub fn run_worker(
     limits: &Limits,
     wl: &WorkerLimits,
 ) -> Result<Transcoded, WorkerError> {
+    let job = WorkerJob {
+        input: input.into(),
+        flac: output.into(),
+        images: Vec::new(),
+        limits: *limits,
+        image_limits: ImageLimits::default(),
+    };
+    run_job(exe, &job, wl).map(|o| o.audio)
+}
+
+/// The parent's side: runs `exe transcode-worker` on the job and waits for
+/// its reply. Blocking; call it off the async runtime.
+pub fn run_job(
+    exe: &Path,
+    job: &WorkerJob,
+    wl: &WorkerLimits,
+) -> Result<WorkerOutput, WorkerError> {
     let spawn = Command::new(exe)
-        .args(worker_args(input, output, limits, wl))
+        .args(worker_args(job, wl))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -257,7 +353,7 @@ pub fn run_worker(
             Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                remove_outputs(output);
+                remove_outputs(job);
                 return Err(WorkerError::Decoder(format!(
                     "no answer within {} s",
                     wl.wall.as_secs()
@@ -267,7 +363,7 @@ pub fn run_worker(
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                remove_outputs(output);
+                remove_outputs(job);
                 return Err(WorkerError::Decoder(format!("wait: {e}")));
             }
         }
@@ -284,14 +380,15 @@ pub fn run_worker(
                 .and_then(|l| serde_json::from_str::<Reply>(l).ok())
         })
         .flatten();
-    let checked = reply.map(|r| r.into_result().and_then(|t| check_reply(t, output)));
-    if let Some(Err(WorkerError::Decoder(_))) = &checked {
-        remove_outputs(output);
+    let checked = reply.map(|r| r.into_result().and_then(|t| check_reply(t, job)));
+    // a refusal (an image after the audio, say) leaves no output either
+    if let Some(Err(_)) = &checked {
+        remove_outputs(job);
     }
     match checked {
         Some(r) => r,
         None => {
-            remove_outputs(output);
+            remove_outputs(job);
             let tail: String = err
                 .chars()
                 .rev()
@@ -305,29 +402,78 @@ pub fn run_worker(
     }
 }
 
-/// Takes a child's result only if the file it names is there and is what
-/// the child says, and its facts are a format the encoder takes.
-fn check_reply(t: Transcoded, output: &Path) -> Result<Transcoded, WorkerError> {
-    let (cid, len) = raw_cid_of_file(output)
-        .map_err(|e| WorkerError::Decoder(format!("the reply's FLAC: {e}")))?;
-    if cid != t.flac_cid || len != t.flac_bytes {
+/// The file at `path` is a plain file of its own (no symlink, no second
+/// link: the child runs as the node's user and could point at any of the
+/// node's files), starts with `magic`, and is `cid`, `bytes` long, as the
+/// child said.
+fn check_file(
+    what: &str,
+    path: &Path,
+    magic: &[u8],
+    cid: &RawCid,
+    bytes: u64,
+) -> Result<(), WorkerError> {
+    use std::os::unix::fs::MetadataExt;
+    let bad = |why: String| WorkerError::Decoder(format!("the reply's {what}: {why}"));
+    let meta = std::fs::symlink_metadata(path).map_err(|e| bad(e.to_string()))?;
+    if !meta.is_file() || meta.nlink() != 1 {
+        return Err(bad("not a plain file with one link".into()));
+    }
+    let mut head = vec![0u8; magic.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .map_err(|e| bad(e.to_string()))?;
+    if head != magic {
+        return Err(bad(format!("does not start with {magic:?}")));
+    }
+    let (got, len) = raw_cid_of_file(path).map_err(|e| bad(e.to_string()))?;
+    if got != *cid || len != bytes {
         return Err(WorkerError::Decoder(format!(
-            "the reply says {} ({} bytes), the file is {} ({len} bytes)",
-            hex::encode(t.flac_cid),
-            t.flac_bytes,
-            hex::encode(cid)
+            "the reply says the {what} is {} ({bytes} bytes), the file is {} ({len} bytes)",
+            hex::encode(cid),
+            hex::encode(got)
         )));
+    }
+    Ok(())
+}
+
+/// Takes a child's result only if the files it names are there and are
+/// what the child says, one PNG per image asked, and its facts are a
+/// format the encoder takes.
+fn check_reply(o: WorkerOutput, job: &WorkerJob) -> Result<WorkerOutput, WorkerError> {
+    let t = &o.audio;
+    check_file("FLAC", &job.flac, b"fLaC", &t.flac_cid, t.flac_bytes)?;
+    if o.images.len() != job.images.len() {
+        return Err(WorkerError::Decoder(format!(
+            "{} images in the reply, {} asked",
+            o.images.len(),
+            job.images.len()
+        )));
+    }
+    let max_png = job.image_limits.max_output_bytes;
+    for (img, (_, png)) in o.images.iter().zip(&job.images) {
+        if img.bytes > max_png {
+            return Err(WorkerError::Decoder(format!(
+                "the reply's PNG is {} bytes, over the cap of {max_png}",
+                img.bytes
+            )));
+        }
+        check_file("PNG", png, b"\x89PNG\r\n\x1a\n", &img.cid, img.bytes)?;
     }
     let f = &t.facts;
     check_format(f.sample_rate, f.channels, f.bits_per_sample)
         .map_err(|e| WorkerError::Decoder(format!("the reply's facts: {e}")))?;
-    Ok(t)
+    Ok(o)
 }
 
-/// Removes whatever a failed child left: the FLAC and its `.part`.
-fn remove_outputs(output: &Path) {
-    let _ = std::fs::remove_file(output);
-    let _ = std::fs::remove_file(super::transcode::part_path(output));
+/// Removes whatever a failed child left: the FLAC, the PNGs and their
+/// `.part` files.
+fn remove_outputs(job: &WorkerJob) {
+    let outputs = std::iter::once(&job.flac).chain(job.images.iter().map(|(_, png)| png));
+    for out in outputs {
+        let _ = std::fs::remove_file(out);
+        let _ = std::fs::remove_file(super::transcode::part_path(out));
+    }
 }
 
 /// Reads a pipe on its own thread, up to 1 MiB; the pipe is closed after

@@ -71,6 +71,7 @@ impl Upload {
             replication_set: replicas.iter().map(|i| op_key(*i)).collect(),
             dek_holder_set: holders.iter().map(|i| op_key(*i)).collect(),
             dek_commitment: stave::crypto::dek_commitment(&self.dek, &self.content_cid).to_vec(),
+            images: vec![],
         }
     }
 }

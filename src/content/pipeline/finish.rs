@@ -81,13 +81,15 @@ impl Pipeline {
             .map(|u| u.created_height))
     }
 
-    /// `SEEDING`: the replication set's reconcilers fetch the blob (from
-    /// this node or each other); this node asks each of them
-    /// (`HasContent`, signed answers) until all hold it, or until
+    /// `SEEDING`: the replication set's reconcilers fetch the blob and the
+    /// images (from this node or each other); this node asks each of them
+    /// (`HasContent`, signed answers) until all hold every file, or until
     /// `max_seeding_secs` pass, when the job completes under-replicated
     /// (`error_code` `UNDER_REPLICATED`) and the alarm is raised.
     pub(super) async fn seed(&self, job: ProcessingJob) -> Result<(), Failure> {
-        let cid = job.encrypted_cid.clone();
+        let cids: Vec<Vec<u8>> = std::iter::once(job.encrypted_cid.clone())
+            .chain(job.image_cids.iter().cloned())
+            .collect();
         let set: Vec<[u8; 32]> = job
             .replication_set
             .iter()
@@ -98,15 +100,20 @@ impl Pipeline {
         let started = std::time::Instant::now();
         let end = started + Duration::from_secs(self.cfg.max_seeding_secs);
         let mut held: BTreeSet<[u8; 32]> = BTreeSet::new();
+        let mut wait = SEEDING_POLL.0;
         loop {
             let waiting: Vec<[u8; 32]> =
                 set.iter().filter(|k| !held.contains(*k)).copied().collect();
             for k in &waiting {
-                let ok = if *k == me {
-                    self.node.content.size(&cid).is_some()
-                } else {
-                    self.peer_holds(k, &chain_id, &cid).await
-                };
+                let mut ok = true;
+                for cid in &cids {
+                    ok = ok
+                        && if *k == me {
+                            self.node.content.size(cid).is_some()
+                        } else {
+                            self.peer_holds(k, &chain_id, cid).await
+                        };
+                }
                 if ok {
                     held.insert(*k);
                 }
@@ -122,7 +129,8 @@ impl Pipeline {
             if std::time::Instant::now() >= end {
                 return self.under_replicated(&job, held.len(), set.len());
             }
-            tokio::time::sleep(SEEDING_POLL).await;
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(SEEDING_POLL.1);
         }
     }
 

@@ -11,28 +11,48 @@ use sha2::{Digest, Sha256};
 use super::{phase, Failure, Pipeline};
 use crate::local::deks::DeksExt;
 use crate::media::cid::raw_cid_of_digest;
-use crate::media::worker::{run_worker, WorkerError};
+use crate::media::worker::{run_job, WorkerError, WorkerJob};
 use crate::proto::content as cpb;
 use crate::proto::local::{JobStatus, ProcessingJob, StoredDek};
 use crate::proto::rights as rpb;
 
 impl Pipeline {
+    /// The worker's job: the audio to FLAC, each artwork to a PNG beside
+    /// its input.
+    fn worker_job(&self, job: &ProcessingJob) -> Result<WorkerJob, Failure> {
+        use crate::keyspaces::params::ParamsRead;
+        let view = self.node.chain.view();
+        let params = view.params().map_err(|e| Failure::new("INTERNAL", e))?;
+        let max_png = params.unwrap_or_default().rights.max_image_bytes;
+        Ok(WorkerJob {
+            input: PathBuf::from(&job.raw_audio_path),
+            flac: PathBuf::from(&job.flac_path),
+            images: job
+                .image_paths
+                .iter()
+                .map(|p| (PathBuf::from(p), png_path(p)))
+                .collect(),
+            limits: self.cfg.media_limits(),
+            image_limits: self.cfg.image_limits(max_png),
+        })
+    }
+
     pub(super) async fn transcode(&self, job: ProcessingJob) -> Result<(), Failure> {
-        let (exe, input, output) = (
+        let (exe, wl, wjob) = (
             self.exe.clone(),
-            PathBuf::from(&job.raw_audio_path),
-            PathBuf::from(&job.flac_path),
+            self.cfg.worker_limits(),
+            self.worker_job(&job)?,
         );
-        let (limits, wl) = (self.cfg.media_limits(), self.cfg.worker_limits());
-        let t =
-            tokio::task::spawn_blocking(move || run_worker(&exe, &input, &output, &limits, &wl))
-                .await
-                .map_err(|e| Failure::new("INTERNAL", e))?
-                .map_err(|e| match e {
-                    WorkerError::Refused { code, message } => Failure::new(&code, message),
-                    e @ WorkerError::Decoder(_) => Failure::new("DECODER", e),
-                })?;
+        let out = tokio::task::spawn_blocking(move || run_job(&exe, &wjob, &wl))
+            .await
+            .map_err(|e| Failure::new("INTERNAL", e))?
+            .map_err(|e| match e {
+                WorkerError::Refused { code, message } => Failure::new(&code, message),
+                e @ WorkerError::Decoder(_) => Failure::new("DECODER", e),
+            })?;
+        let t = out.audio;
         self.refuse_known(&t.flac_cid)?;
+        refuse_duplicates(&out.images)?;
         let f = &t.facts;
         let facts = cpb::AudioFacts {
             sample_rate: f.sample_rate,
@@ -48,11 +68,16 @@ impl Pipeline {
         self.jobs.advance(&job.job_id, JobStatus::Encrypting, |j| {
             j.flac_cid = t.flac_cid.to_vec();
             j.facts = Some(facts);
+            j.image_cids = out.images.iter().map(|i| i.cid.to_vec()).collect();
+            j.image_sizes = out.images.iter().map(|i| i.bytes).collect();
             j.phases.push(phase("transcode", ms(t.timings.encode_ms)));
             j.phases.push(phase("verify", ms(t.timings.verify_ms)));
             j.phases.push(phase("hash", ms(t.timings.hash_ms)));
         })?;
         let _ = std::fs::remove_file(&job.raw_audio_path);
+        for p in &job.image_paths {
+            let _ = std::fs::remove_file(p);
+        }
         self.changed(&job.job_id);
         Ok(())
     }
@@ -122,6 +147,7 @@ impl Pipeline {
             .content
             .adopt(&encrypted_cid, &blob)
             .map_err(|e| Failure::new("INTERNAL", e))?;
+        self.store_images(&job)?;
         let recovery: [u8; 32] = job
             .recovery_x25519
             .as_slice()
@@ -139,7 +165,9 @@ impl Pipeline {
             chain_id,
             flac_cid: job.flac_cid.clone(),
             encrypted_cid: encrypted_cid.clone(),
-            image_cids: vec![],
+            image_cids: job.image_cids.clone(),
+            image_sizes: job.image_sizes.clone(),
+            facts: job.facts.as_ref().map(chain_facts),
             encrypted_size: size,
             replication_set: job.replication_set.clone(),
             dek_holder_set: job.dek_holder_set.clone(),
@@ -162,6 +190,33 @@ impl Pipeline {
         // the plaintext is no longer needed: the manifest is made
         let _ = std::fs::remove_file(&job.flac_path);
         self.changed(&job.job_id);
+        Ok(())
+    }
+
+    /// Copies each PNG into the content store, where the replication set
+    /// fetches it; the store hashes it again against its cid. A PNG
+    /// already there (a cover shared with another upload, or a resumed
+    /// step) is kept.
+    fn store_images(&self, job: &ProcessingJob) -> Result<(), Failure> {
+        let internal = |e: String| Failure::new("INTERNAL", e);
+        let _one = self.image_lock.lock();
+        for ((input, cid), size) in job
+            .image_paths
+            .iter()
+            .zip(&job.image_cids)
+            .zip(&job.image_sizes)
+        {
+            let png = png_path(input);
+            if self.node.content.size(cid) != Some(*size) {
+                let f = std::fs::File::open(&png)
+                    .map_err(|e| internal(format!("{}: {e}", png.display())))?;
+                self.node
+                    .content
+                    .put_reader(cid, *size, f)
+                    .map_err(|e| internal(format!("{}: {e}", png.display())))?;
+            }
+            let _ = std::fs::remove_file(&png);
+        }
         Ok(())
     }
 
@@ -221,6 +276,42 @@ impl Pipeline {
                 source_validator: vec![],
             })
             .map_err(internal)
+    }
+}
+
+/// `DUPLICATE_IMAGE` when two artwork files make the same PNG (chain
+/// state would refuse the manifest, after the uploader signed it).
+fn refuse_duplicates(images: &[crate::media::image::NormalisedImage]) -> Result<(), Failure> {
+    for (i, a) in images.iter().enumerate() {
+        if let Some(j) = images.iter().skip(i + 1).position(|b| b.cid == a.cid) {
+            return Err(Failure::new(
+                "DUPLICATE_IMAGE",
+                format!(
+                    "artwork files {} and {} are the same image",
+                    i + 1,
+                    i + j + 2
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where the worker writes the PNG of the artwork received at `input`.
+fn png_path(input: &str) -> PathBuf {
+    Path::new(input).with_extension("png")
+}
+
+/// The facts the chain records (the job's also carry the FLAC's size).
+fn chain_facts(f: &cpb::AudioFacts) -> rpb::AudioFacts {
+    rpb::AudioFacts {
+        sample_rate: f.sample_rate,
+        channels: f.channels,
+        bits_per_sample: f.bits_per_sample,
+        frames: f.frames,
+        duration_ms: f.duration_ms,
+        source_codec: f.source_codec.clone(),
+        lossless_source: f.lossless_source,
     }
 }
 

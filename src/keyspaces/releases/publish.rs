@@ -74,7 +74,7 @@ impl PublishRelease {
         }
         let now = block_secs(ctx.time_ns);
         upload.status = pb::UploadStatus::Published.into();
-        state.put_upload(&upload);
+        state.put_upload(&upload)?;
         let release_bytes = state.put_release(&pb::Release {
             flac_cid: self.flac_cid.clone(),
             ddex_ern: self.ern.encode_to_vec(),

@@ -27,12 +27,14 @@ pub struct RightsParams {
     /// The largest `encrypted_size` an upload may declare (review M7).
     pub max_encrypted_bytes: u64,
     /// Off-chain bytes an ACTIVE group's uploads may make validators store:
-    /// the sum of `encrypted_size × replicas` (review M7).
+    /// the sum of `(encrypted_size + image sizes) × replicas` (review M7).
     pub group_content_budget: u64,
     /// Encrypted bytes one validator may be named to replicate (review M7).
     pub validator_replication_quota: u64,
     /// The one budget all uploads without a group share, like a group's.
     pub ungrouped_content_budget: u64,
+    /// The largest image (normalised PNG) an upload may carry.
+    pub max_image_bytes: u64,
 }
 
 impl Default for RightsParams {
@@ -59,6 +61,8 @@ impl Default for RightsParams {
             validator_replication_quota: 4 << 40,
             // A quarter of one quota: ungrouped uploads alone fill no validator.
             ungrouped_content_budget: 1 << 40,
+            // A 4000×4000 RGBA cover compresses well under it.
+            max_image_bytes: 32 << 20,
         }
     }
 }
@@ -88,9 +92,10 @@ impl RightsParams {
             || self.group_content_budget == 0
             || self.validator_replication_quota == 0
             || self.ungrouped_content_budget == 0
+            || self.max_image_bytes == 0
         {
             return Err(
-                "rights.max_encrypted_bytes, group_content_budget, validator_replication_quota and ungrouped_content_budget must be positive"
+                "rights.max_encrypted_bytes, group_content_budget, validator_replication_quota, ungrouped_content_budget and max_image_bytes must be positive"
                     .into(),
             );
         }
@@ -125,6 +130,7 @@ impl From<&RightsParams> for pb::RightsParams {
             group_content_budget: p.group_content_budget,
             validator_replication_quota: p.validator_replication_quota,
             ungrouped_content_budget: p.ungrouped_content_budget,
+            max_image_bytes: p.max_image_bytes,
         }
     }
 }
@@ -151,6 +157,7 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             group_content_budget: p.group_content_budget,
             validator_replication_quota: p.validator_replication_quota,
             ungrouped_content_budget: p.ungrouped_content_budget,
+            max_image_bytes: p.max_image_bytes,
         };
         params.validate()?;
         Ok(params)

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use super::facts::{check_facts, check_images, stored_bytes};
 use super::{
     content_pool_key, manifest_sign_bytes, validator_usage_key, UploadsRead, UploadsWrite,
 };
@@ -125,10 +126,8 @@ impl UploadComplete {
             )
             .into());
         }
-        cap("image_cids", m.image_cids.len(), p.max_image_cids)?;
-        for c in &m.image_cids {
-            check_cid("image cid", c, p)?;
-        }
+        check_images(m, p)?;
+        check_facts(m.facts.as_ref())?;
         if m.encrypted_size == 0 || m.encrypted_size > p.max_encrypted_bytes {
             return Err(RightsError::InvalidManifest(format!(
                 "encrypted_size {} is outside 1..={} (rights.max_encrypted_bytes)",
@@ -213,7 +212,7 @@ impl UploadComplete {
         // Content joins a group only as a member's upload (governance).
         crate::keyspaces::groups::require_member(state, &m.group_id, &m.uploader_pubkey)?;
         charge_content(state, m, &ctx.params.rights)?;
-        let bytes = state.put_upload(&self.record(ctx));
+        let bytes = state.put_upload(&self.record(ctx))?;
         let uploader: [u8; 32] =
             m.uploader_pubkey.as_slice().try_into().map_err(|_| {
                 RightsError::InvalidManifest("uploader_pubkey is not 32 bytes".into())
@@ -248,21 +247,24 @@ impl UploadComplete {
             created_height: ctx.height,
             uploader_signature: self.uploader_signature.to_vec(),
             dek_commitment: m.dek_commitment,
+            facts: m.facts,
+            image_sizes: m.image_sizes,
         }
     }
 }
 
 /// Review M7: off-chain bytes are budgeted. The upload's pool pays
-/// `encrypted_size × replicas`: its group's budget, or the one budget all
-/// ungrouped uploads share (so no validator's quota can be filled by
-/// ungrouped uploads alone). Each replica's quota pays `encrypted_size`.
-/// Uploads are never deleted, so nothing is released.
+/// `stored × replicas`, where `stored` is the encrypted blob and every
+/// image: its group's budget, or the one budget all ungrouped uploads
+/// share (so no validator's quota can be filled by ungrouped uploads
+/// alone). Each replica's quota pays `stored`. Uploads are never deleted,
+/// so nothing is released.
 fn charge_content<S: StateWrite>(
     state: &mut S,
     m: &pb::UploadManifest,
     p: &RightsParams,
 ) -> Result<(), TxError> {
-    let size = m.encrypted_size;
+    let size = stored_bytes(m);
     let (who, budget, max) = if m.group_id.is_empty() {
         let b = "rights.ungrouped_content_budget";
         (
@@ -337,6 +339,43 @@ fn check_unclaimed<S: StateWrite>(state: &S, m: &pb::UploadManifest) -> Result<(
     }
     if let Some(u) = state.upload_by_content(&m.flac_cid)? {
         return Err(taken("flac_cid", &m.flac_cid, &u.flac_cid));
+    }
+    for (what, cid) in [
+        ("flac_cid", &m.flac_cid),
+        ("encrypted_cid", &m.encrypted_cid),
+    ] {
+        if let Some(u) = state.upload_by_image(cid)? {
+            return Err(TxError::Conflict(format!(
+                "{what} {} is an image of upload {}",
+                hx(cid),
+                hx(&u.flac_cid)
+            )));
+        }
+    }
+    // An image may be shared (one cover for an album's tracks), at the
+    // size it was first registered with, but never be another upload's
+    // audio or encrypted blob.
+    for (c, size) in m.image_cids.iter().zip(&m.image_sizes) {
+        if let Some(u) = state.upload_by_content(c)? {
+            return Err(taken("image cid", c, &u.flac_cid));
+        }
+        if state.upload(c)?.is_some() {
+            return Err(taken("image cid", c, c));
+        }
+        if let Some(u) = state.upload_by_image(c)? {
+            let first = u
+                .image_cids
+                .iter()
+                .position(|x| x == c)
+                .and_then(|i| u.image_sizes.get(i));
+            if first != Some(size) {
+                return Err(TxError::Conflict(format!(
+                    "image {} is {size} bytes here, {first:?} in upload {}",
+                    hx(c),
+                    hx(&u.flac_cid)
+                )));
+            }
+        }
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 const PREFIX: &[u8] = b"uploads/";
 const BY_CONTENT: &[u8] = b"uploads_by_content/";
+const BY_IMAGE: &[u8] = b"uploads_by_image/";
 const GROUP_USAGE: &[u8] = b"uploads_usage/group/";
 const UNGROUPED_USAGE: &[u8] = b"uploads_usage/ungrouped";
 const VALIDATOR_USAGE: &[u8] = b"uploads_usage/validator/";
@@ -28,7 +29,18 @@ pub fn upload_by_content_key(encrypted_cid: &[u8]) -> Vec<u8> {
     k
 }
 
-/// The content bytes (`encrypted_size × replicas`, 8 bytes BE) charged to
+/// `uploads_by_image/{image_cid}` (verifiable state): the `flac_cid` of
+/// the first upload that carried the image. Images may be shared (one
+/// cover for a whole album), so the first upload keeps the entry; a peer's
+/// request for the image finds an upload that names it without a scan.
+pub fn upload_by_image_key(image_cid: &[u8]) -> Vec<u8> {
+    let mut k = BY_IMAGE.to_vec();
+    k.extend_from_slice(image_cid);
+    k
+}
+
+/// The content bytes (`(encrypted_size + image sizes) × replicas`, 8
+/// bytes BE) charged to
 /// a pool: `uploads_usage/group/{group_id}` for a group's uploads,
 /// `uploads_usage/ungrouped` (one pool for all) when `group_id` is empty.
 pub fn content_pool_key(group_id: &str) -> Vec<u8> {
@@ -40,8 +52,8 @@ pub fn content_pool_key(group_id: &str) -> Vec<u8> {
     k
 }
 
-/// `uploads_usage/validator/{operator}`: the encrypted bytes the validator
-/// is named to replicate, 8 bytes BE.
+/// `uploads_usage/validator/{operator}`: the bytes (blobs and images) the
+/// validator is named to replicate, 8 bytes BE.
 pub fn validator_usage_key(operator: &[u8]) -> Vec<u8> {
     let mut k = VALIDATOR_USAGE.to_vec();
     k.extend_from_slice(operator);
@@ -55,6 +67,8 @@ mod tests {
     #[test]
     fn the_index_key_is_outside_the_primary_keyspace() {
         assert!(!upload_by_content_key(b"x").starts_with(&uploads_prefix()));
+        assert!(!upload_by_image_key(b"x").starts_with(&uploads_prefix()));
+        assert!(!upload_by_image_key(b"x").starts_with(BY_CONTENT));
         assert!(!content_pool_key("x").starts_with(&uploads_prefix()));
         assert!(!validator_usage_key(b"x").starts_with(&uploads_prefix()));
         assert!(!content_pool_key("x").starts_with(b"uploads_usage/validator/"));

@@ -4,7 +4,9 @@
 //! order, each byte string or string as a 4-byte big-endian length and its
 //! bytes, each repeated field as a 4-byte count and its items, numbers as
 //! 8 bytes big-endian, and the recovery DEK's four fields after the group id
-//! (before the uploader key and the DEK commitment). The encoding is injective, so no two
+//! (before the uploader key and the DEK commitment), then the audio facts
+//! (a presence byte, then each fact) and the image sizes (a count, then
+//! each size). The encoding is injective, so no two
 //! manifests share sign bytes, and it does not depend on protobuf encoding.
 
 use ed25519_dalek::{Signer, SigningKey};
@@ -48,7 +50,34 @@ pub fn manifest_sign_bytes(m: &pb::UploadManifest) -> Vec<u8> {
     put_bytes(&mut out, &dek.uploader_pubkey);
     put_bytes(&mut out, &m.uploader_pubkey);
     put_bytes(&mut out, &m.dek_commitment);
+    put_facts(&mut out, m.facts.as_ref());
+    out.extend_from_slice(
+        &u32::try_from(m.image_sizes.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
+    for s in &m.image_sizes {
+        out.extend_from_slice(&s.to_be_bytes());
+    }
     out
+}
+
+/// A presence byte, then each field: numbers as 8 bytes big-endian, the
+/// codec as [`put_bytes`], the flag as one byte.
+fn put_facts(out: &mut Vec<u8>, f: Option<&pb::AudioFacts>) {
+    out.push(u8::from(f.is_some()));
+    let f = f.cloned().unwrap_or_default();
+    for n in [
+        u64::from(f.sample_rate),
+        u64::from(f.channels),
+        u64::from(f.bits_per_sample),
+        f.frames,
+        f.duration_ms,
+    ] {
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+    put_bytes(out, f.source_codec.as_bytes());
+    out.push(u8::from(f.lossless_source));
 }
 
 /// Builds and signs an `UploadComplete` for `manifest`. Sets the manifest's
@@ -109,6 +138,16 @@ mod tests {
             }),
             uploader_pubkey: vec![6; 32],
             dek_commitment: vec![8; 32],
+            facts: Some(pb::AudioFacts {
+                sample_rate: 44_100,
+                channels: 2,
+                bits_per_sample: 16,
+                frames: 44_100,
+                duration_ms: 1000,
+                source_codec: "pcm_s16le".into(),
+                lossless_source: true,
+            }),
+            image_sizes: vec![10],
         };
         let b0 = manifest_sign_bytes(&base);
         type Swap = Box<dyn Fn(&mut pb::UploadManifest)>;
@@ -127,6 +166,16 @@ mod tests {
             Box::new(|m| m.recovery_dek = None),
             Box::new(|m| m.uploader_pubkey[0] ^= 1),
             Box::new(|m| m.dek_commitment[0] ^= 1),
+            Box::new(|m| m.facts = None),
+            Box::new(|m| m.facts.as_mut().unwrap().sample_rate += 1),
+            Box::new(|m| m.facts.as_mut().unwrap().channels += 1),
+            Box::new(|m| m.facts.as_mut().unwrap().bits_per_sample += 1),
+            Box::new(|m| m.facts.as_mut().unwrap().frames += 1),
+            Box::new(|m| m.facts.as_mut().unwrap().duration_ms += 1),
+            Box::new(|m| m.facts.as_mut().unwrap().source_codec.push('x')),
+            Box::new(|m| m.facts.as_mut().unwrap().lossless_source ^= true),
+            Box::new(|m| m.image_sizes[0] += 1),
+            Box::new(|m| m.image_sizes.push(1)),
             // moving a byte between adjacent fields
             Box::new(|m| {
                 m.flac_cid = b"fe".to_vec();

@@ -3,13 +3,16 @@
 //! by `PublishRelease`, never back.
 
 mod complete;
+mod facts;
 mod keys;
 mod manifest;
 mod state;
 
 pub use complete::UploadComplete;
+pub use facts::stored_bytes;
 pub use keys::{
-    content_pool_key, upload_by_content_key, upload_key, uploads_prefix, validator_usage_key,
+    content_pool_key, upload_by_content_key, upload_by_image_key, upload_key, uploads_prefix,
+    validator_usage_key,
 };
 pub use manifest::{manifest_sign_bytes, sign_manifest, MANIFEST_DOMAIN};
 pub(crate) use manifest::{put_bytes, put_list};

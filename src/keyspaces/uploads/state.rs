@@ -2,7 +2,9 @@
 
 use prost::Message;
 
-use super::keys::{content_pool_key, upload_by_content_key, upload_key, validator_usage_key};
+use super::keys::{
+    content_pool_key, upload_by_content_key, upload_by_image_key, upload_key, validator_usage_key,
+};
 use crate::proto::rights as pb;
 use crate::store::{StateRead, StateWrite, StoreError};
 
@@ -22,6 +24,14 @@ pub trait UploadsRead: StateRead {
     /// `encrypted_cid` belong to one upload).
     fn upload_by_content(&self, encrypted_cid: &[u8]) -> Result<Option<pb::Upload>, StoreError> {
         match self.get_raw(&upload_by_content_key(encrypted_cid))? {
+            None => Ok(None),
+            Some(flac_cid) => self.upload(&flac_cid),
+        }
+    }
+
+    /// The first upload that carried the image `image_cid`.
+    fn upload_by_image(&self, image_cid: &[u8]) -> Result<Option<pb::Upload>, StoreError> {
+        match self.get_raw(&upload_by_image_key(image_cid))? {
             None => Ok(None),
             Some(flac_cid) => self.upload(&flac_cid),
         }
@@ -51,9 +61,10 @@ pub trait UploadsRead: StateRead {
 impl<T: StateRead + ?Sized> UploadsRead for T {}
 
 pub trait UploadsWrite: StateWrite {
-    /// Writes the record and its `uploads_by_content/` entry; returns the
+    /// Writes the record, its `uploads_by_content/` entry and the
+    /// `uploads_by_image/` entries no earlier upload wrote; returns the
     /// bytes written (what the uploader is charged).
-    fn put_upload(&mut self, upload: &pb::Upload) -> u64 {
+    fn put_upload(&mut self, upload: &pb::Upload) -> Result<u64, StoreError> {
         use crate::keyspaces::accounts::storage::row_bytes;
         let key = upload_key(&upload.flac_cid);
         let value = upload.encode_to_vec();
@@ -64,7 +75,14 @@ pub trait UploadsWrite: StateWrite {
             bytes += row_bytes(k.len(), upload.flac_cid.len());
             self.put_raw(k, upload.flac_cid.clone());
         }
-        bytes
+        for c in &upload.image_cids {
+            let k = upload_by_image_key(c);
+            if self.get_raw(&k)?.is_none() {
+                bytes += row_bytes(k.len(), upload.flac_cid.len());
+                self.put_raw(k, upload.flac_cid.clone());
+            }
+        }
+        Ok(bytes)
     }
 
     /// Sets the 8-byte big-endian counter at `key` (a `content_pool_key`
@@ -89,7 +107,7 @@ mod tests {
             encrypted_cid: b"enc".to_vec(),
             ..Default::default()
         };
-        o.put_upload(&u);
+        o.put_upload(&u).unwrap();
         assert_eq!(o.upload_by_content(b"enc").unwrap(), Some(u));
         assert_eq!(o.upload_by_content(b"flac").unwrap(), None);
     }

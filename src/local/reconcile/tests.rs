@@ -187,6 +187,7 @@ fn wanted_follows_set_membership() {
         replication_set: rep,
         dek_holder_set: hold,
         dek_commitment: vec![],
+        images: vec![],
     };
     let w = wanted(
         &me,
@@ -206,6 +207,33 @@ fn wanted_follows_set_membership() {
     assert_eq!(
         both.dek_after_content.into_iter().collect::<Vec<_>>(),
         vec![(cid(4), cid(104))]
+    );
+}
+
+#[test]
+fn a_replica_wants_the_images_too_and_shared_ones_once() {
+    let me = [1u8; 32];
+    let a = |i: u8, images: Vec<(Vec<u8>, u64)>| Assignment {
+        dek_cid: cid(i),
+        content_cid: cid(100 + i),
+        encrypted_size: 50,
+        replication_set: vec![me],
+        dek_holder_set: vec![],
+        dek_commitment: vec![],
+        images,
+    };
+    let cover = (cid(200), 7);
+    let (x, y) = (
+        a(1, vec![cover.clone()]),
+        a(2, vec![cover.clone(), (cid(201), 9)]),
+    );
+    assert_eq!(y.blob_size(&cid(201)), Some(9));
+    assert_eq!(y.blob_size(&cid(102)), Some(50));
+    assert_eq!(y.blob_size(&cid(2)), None, "the DEK cid is no file");
+    let w = wanted(&me, &[x, y]);
+    assert_eq!(
+        w.content.into_iter().collect::<Vec<_>>(),
+        vec![(cid(101), 50), (cid(102), 50), (cid(200), 7), (cid(201), 9)]
     );
 }
 
@@ -245,6 +273,7 @@ fn an_entry_cut_off_by_a_restart_keeps_its_attempts() {
         replication_set: vec![[9; 32]],
         dek_holder_set: vec![],
         dek_commitment: vec![],
+        images: vec![],
     };
     let w = wanted(&[9; 32], &[a]);
     let mut local = LocalView::default();

@@ -10,12 +10,18 @@ use super::*;
 use crate::local::peer_client::BlobRequest;
 
 impl Worker {
-    fn blob<'a>(&self, chain_id: &'a str, t: &'a PeerTarget, a: &'a Assignment) -> BlobRequest<'a> {
+    fn blob<'a>(
+        &self,
+        chain_id: &'a str,
+        t: &'a PeerTarget,
+        cid: &'a [u8],
+        size: u64,
+    ) -> BlobRequest<'a> {
         BlobRequest {
             chain_id,
             target: t,
-            cid: &a.content_cid,
-            size: a.encrypted_size,
+            cid,
+            size,
             idle: self.cfg.idle,
         }
     }
@@ -41,7 +47,7 @@ impl Worker {
         };
         let mut errors = Vec::new();
         for t in &sources {
-            match self.try_peer(kind, &chain_id, t, a).await {
+            match self.try_peer(kind, &chain_id, t, cid, a).await {
                 Ok(()) => return,
                 Err(e) => errors.push(format!("code {} {e}", e.code().value())),
             }
@@ -57,14 +63,20 @@ impl Worker {
         kind: Kind,
         chain_id: &str,
         t: &PeerTarget,
+        cid: &[u8],
         a: &Assignment,
     ) -> Result<(), PeerError> {
         let node = self.node.clone();
         let source = t.operator.to_vec();
         match kind {
             Kind::Content => {
-                let cid = a.content_cid.clone();
-                let size = fetch_content(&node, &self.blob(chain_id, t, a)).await?;
+                // the encrypted blob or one of the images
+                let want = a.blob_size(cid).ok_or_else(|| PeerError::NotHeld {
+                    cid: hex::encode(cid),
+                    reason: "the upload stores no such file".into(),
+                })?;
+                let size = fetch_content(&node, &self.blob(chain_id, t, cid, want)).await?;
+                let cid = cid.to_vec();
                 blocking(move || mark(&node, kind, &cid, Op::Done { source, size })).await
             }
             Kind::Dek => {
