@@ -10,6 +10,7 @@
 
 use super::{IngestError, Intent, UploadConfig};
 use crate::keyspaces::params::ParamsRead;
+use crate::keyspaces::rights::RightsParams;
 use crate::keyspaces::uploads::{content_pool_key, validator_usage_key, UploadsRead};
 use crate::keyspaces::validators::ValidatorsRead;
 use crate::store::StateRead;
@@ -50,18 +51,16 @@ pub fn admit<S: StateRead + ?Sized>(
             param: "upload.max_upload_bytes",
         });
     }
-    check_art(s, intent, cfg)?;
-    check_budgets(s, intent)
+    // one read of the params for both checks
+    let p = s.params()?.unwrap_or_default().rights;
+    check_art(&p, intent, cfg)?;
+    check_budgets(s, &p, intent)
 }
 
 /// At most `rights.max_image_cids` artwork files, each within
 /// `upload.max_art_bytes`.
-fn check_art<S: StateRead + ?Sized>(
-    s: &S,
-    intent: &Intent,
-    cfg: &UploadConfig,
-) -> Result<(), IngestError> {
-    let max_images = s.params()?.unwrap_or_default().rights.max_image_cids;
+fn check_art(p: &RightsParams, intent: &Intent, cfg: &UploadConfig) -> Result<(), IngestError> {
+    let max_images = p.max_image_cids;
     if intent.art_bytes.len() > max_images as usize {
         return Err(IngestError::BadIntent(format!(
             "{} artwork files; at most {max_images} (rights.max_image_cids)",
@@ -104,15 +103,14 @@ fn check_processor<S: StateRead + ?Sized>(
     Ok(())
 }
 
-fn check_budgets<S: StateRead + ?Sized>(s: &S, intent: &Intent) -> Result<(), IngestError> {
-    let p = s.params()?.unwrap_or_default().rights;
-    let art = intent
-        .art_bytes
-        .iter()
-        .fold(0u64, |a, n| a.saturating_add(*n));
+fn check_budgets<S: StateRead + ?Sized>(
+    s: &S,
+    p: &RightsParams,
+    intent: &Intent,
+) -> Result<(), IngestError> {
     let size = crate::crypto::stream::encrypted_len(intent.audio_bytes)
         .min(p.max_encrypted_bytes)
-        .saturating_add(art);
+        .saturating_add(intent.art_total());
     let replicas = intent.replication_set.len() as u64;
     let (who, param, max) = if intent.group_id.is_empty() {
         let who = "ungrouped uploads".to_string();

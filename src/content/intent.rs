@@ -178,6 +178,13 @@ impl Intent {
         })
     }
 
+    /// Bytes of all the artwork files.
+    pub fn art_total(&self) -> u64 {
+        self.art_bytes
+            .iter()
+            .fold(0u64, |a, n| a.saturating_add(*n))
+    }
+
     /// The replay key: the signer and its nonce.
     pub fn replay_key(&self) -> [u8; 32 + NONCE_LEN] {
         let mut k = [0u8; 32 + NONCE_LEN];

@@ -232,10 +232,7 @@ impl Pipeline {
         let job_id: [u8; 16] = rand::random();
         let dir = self.scratch.join(hex::encode(job_id));
         crate::local::private_dir(&dir).map_err(internal)?;
-        let art = intent
-            .art_bytes
-            .iter()
-            .fold(0u64, |a, n| a.saturating_add(*n));
+        let art = intent.art_total();
         let needed = intent
             .audio_bytes
             .saturating_mul(3)

@@ -27,7 +27,7 @@ pub const HEADER_LEN: usize = 42;
 pub const MAX_SAMPLE_RATE: u32 = 96_000;
 pub const MAX_CHANNELS: u32 = 8;
 
-fn enc(e: impl std::fmt::Display) -> MediaError {
+pub(super) fn enc(e: impl std::fmt::Display) -> MediaError {
     MediaError::Encode(e.to_string())
 }
 

@@ -12,6 +12,7 @@ use flacenc::component::{Frame, StreamInfo};
 use flacenc::error::Verified;
 use flacenc::source::{Fill, FrameBuf};
 
+use super::flac::enc;
 use super::MediaError;
 
 type Answer = Result<Frame, String>;
@@ -23,10 +24,6 @@ pub(super) struct FramePool {
     threads: Vec<JoinHandle<()>>,
     sent: usize,
     taken: usize,
-}
-
-fn enc(e: impl std::fmt::Display) -> MediaError {
-    MediaError::Encode(e.to_string())
 }
 
 /// One thread: encodes each block it is given, until its queue closes.
