@@ -29,7 +29,7 @@ const CHAIN: &str = "bench";
 const CIDS: u64 = 1000;
 
 fn cid(i: u64) -> Vec<u8> {
-    format!("bafk-bench-{i:06}").into_bytes()
+    stave::media::cid::raw_cid(format!("bafk-bench-{i:06}").as_bytes()).to_vec()
 }
 
 fn holder(i: u64) -> [u8; 32] {
@@ -256,7 +256,7 @@ fn grant_blocks(block_size: usize, blocks: usize) {
     let m = pb::UploadManifest {
         chain_id: CHAIN.into(),
         flac_cid: cid(0),
-        encrypted_cid: b"e".to_vec(),
+        encrypted_cid: stave::media::cid::raw_cid(b"e").to_vec(),
         encrypted_size: 1,
         replication_set: vec![vk.clone()],
         dek_holder_set: vec![vk.clone()],

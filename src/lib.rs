@@ -60,7 +60,8 @@ pub mod grpc;
 pub mod keyfile;
 pub mod keyspaces;
 pub mod local;
-pub mod media;
+/// The `stave-media` crate (crates/media), under its old path.
+pub use stave_media as media;
 pub mod metrics;
 pub mod net;
 pub mod node;

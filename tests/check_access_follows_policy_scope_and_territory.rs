@@ -12,7 +12,7 @@ use stave::tx::Code;
 
 fn ask(w: &World, cid: &[u8], who: u8, territory: &str) -> Result<(bool, u32), tonic::Code> {
     let req = CheckAccessRequest {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         consumer_pubkey: pk(who).to_vec(),
         territory: territory.into(),
         context: Vec::new(),

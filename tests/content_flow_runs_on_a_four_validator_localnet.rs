@@ -19,7 +19,7 @@ use stave::keyspaces::uploads::sign_manifest;
 use stave::proto::rights as pb;
 use stave::tx::{Action, Code};
 
-const CID: &[u8] = b"bafk-e2e-flac-cid";
+const CID: &[u8] = &stave::media::cid::fixture_cid(b"bafk-e2e-flac-cid");
 
 /// Waits until `node` answers CheckAccess with `allowed`; a deny must be
 /// ACCESS_DENIED.

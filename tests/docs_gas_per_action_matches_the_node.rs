@@ -167,7 +167,7 @@ async fn rights_rows(d: &mut Doc) {
         "the RBAC example of docs/casbin.md",
     )
     .await;
-    let obj = hex::encode(CID);
+    let obj = hex::encode(label_cid(CID));
     let p = add_rule(&model, 0, "p", &["listener", &obj, "access"]);
     d.row(UPLOADER, p, "AddCasbinRule", "a `p` rule").await;
     let consumer = pubhex(STRANGER);

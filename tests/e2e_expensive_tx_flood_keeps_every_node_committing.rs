@@ -46,7 +46,7 @@ use stave::proto::rights as pb;
 use stave::proto::tx::{BroadcastAndWaitRequest, BroadcastAndWaitResponse, SimulateRequest};
 use stave::tx::{build::sign_tx_with_gas, Action};
 
-const CID: &[u8] = b"bafk-e2e-flood";
+const CID: &[u8] = &stave::media::cid::fixture_cid(b"bafk-e2e-flood");
 const GROUP: &str = "flood-authority";
 /// Fresh signers per kind of bulk tx.
 const PER_KIND: usize = 24;

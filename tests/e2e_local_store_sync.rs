@@ -24,7 +24,6 @@ use std::time::Duration;
 use common::localnet::{binaries, Localnet, LocalnetConfig, Proc};
 use ed25519_dalek::SigningKey;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use stave::crypto::{stream, wrap, Dek};
 use stave::keyfile;
 use stave::keyspaces::uploads::sign_manifest;
@@ -207,7 +206,7 @@ fn assert_holds(net: &Localnet, i: usize, ups: &[Upload]) {
     for u in ups {
         let blob = std::fs::read(home.join("content").join(hex::encode(&u.enc_cid))).unwrap();
         assert_eq!(
-            Sha256::digest(&blob).to_vec(),
+            stave::media::cid::raw_cid(&blob).to_vec(),
             u.enc_cid,
             "node{i} blob hash"
         );

@@ -56,6 +56,7 @@ fn check(w: &World) {
     );
     let view = w.node.store.view();
     for c in CIDS {
+        let c = &label_cid(c)[..];
         let records = view
             .prefix_list(&entitlements_cid_prefix(c), None, usize::MAX)
             .unwrap();

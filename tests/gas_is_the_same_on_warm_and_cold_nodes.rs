@@ -29,7 +29,7 @@ const SIGNERS: std::ops::Range<u8> = 20..200;
 async fn world() -> World {
     let mut w = World::published(CID).await;
     let model = model_id(UPLOADER, "listeners");
-    let obj = hex::encode(CID);
+    let obj = hex::encode(label_cid(CID));
     w.send(UPLOADER, vec![add_model(&model, RBAC)]).await.ok();
     let rules = vec![
         add_rule(&model, 0, "p", &["listener", &obj, "access"]),

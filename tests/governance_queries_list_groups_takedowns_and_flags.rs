@@ -88,7 +88,9 @@ async fn governance_queries_list_groups_takedowns_and_flags() {
     );
 
     let t = svc
-        .takedown(Request::new(gpb::GetTakedownRequest { cid: CID.to_vec() }))
+        .takedown(Request::new(gpb::GetTakedownRequest {
+            cid: label_cid(CID),
+        }))
         .await
         .unwrap()
         .into_inner();
@@ -109,7 +111,7 @@ async fn governance_queries_list_groups_takedowns_and_flags() {
     assert!(!none.found);
 
     let flags = |start_after: &str, limit| gpb::FlagsRequest {
-        cid: CID.to_vec(),
+        cid: label_cid(CID),
         start_after: start_after.into(),
         limit,
     };
@@ -133,5 +135,5 @@ async fn governance_queries_list_groups_takedowns_and_flags() {
         .unwrap()
         .into_inner();
     assert_eq!(all.flags.len(), 3);
-    assert!(all.flags.iter().all(|f| f.cid == CID));
+    assert!(all.flags.iter().all(|f| f.cid == label_cid(CID)));
 }

@@ -30,10 +30,13 @@ async fn only_the_uploader_may_publish() {
     w.send(UPLOADER, vec![publish(b"cid-1", ern())]).await.ok();
     let state = w.node.store.committed();
     assert_eq!(
-        status_of(&state.upload(b"cid-1").unwrap().unwrap()),
+        status_of(&state.upload(&label_cid(b"cid-1")).unwrap().unwrap()),
         pb::UploadStatus::Published
     );
-    let r = state.release(b"cid-1").unwrap().expect("release");
+    let r = state
+        .release(&label_cid(b"cid-1"))
+        .unwrap()
+        .expect("release");
     assert_eq!(r.signer_pubkey, pk(UPLOADER).to_vec());
     assert_eq!(r.signature.len(), 64);
     assert_eq!(ern_of(&r).unwrap(), ern());
@@ -43,7 +46,7 @@ async fn only_the_uploader_may_publish() {
     let q = w
         .node
         .query(
-            &format!("/releases/{}", hex::encode(b"cid-1")),
+            &format!("/releases/{}", hex::encode(label_cid(b"cid-1"))),
             b"",
             0,
             true,
@@ -57,7 +60,7 @@ async fn only_the_uploader_may_publish() {
     assert!(q.proof.is_some());
     let path = format!(
         "/entitlements/{}/{}",
-        hex::encode(b"cid-1"),
+        hex::encode(label_cid(b"cid-1")),
         hex::encode(pk(UPLOADER))
     );
     let q = w.node.query(&path, b"", 0, false).await;

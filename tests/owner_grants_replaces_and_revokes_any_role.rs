@@ -39,7 +39,7 @@ async fn owner_grants_replaces_and_revokes_any_role() {
         .node
         .store
         .view()
-        .entitlement(c, &pk(ADMIN))
+        .entitlement(&label_cid(c), &pk(ADMIN))
         .unwrap()
         .unwrap();
     let charged = stave::keyspaces::entitlements::entitlement_bytes(&pk(ADMIN), &record);

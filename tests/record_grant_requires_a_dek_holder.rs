@@ -49,7 +49,7 @@ async fn record_grant_requires_a_dek_holder() {
         .node
         .store
         .committed()
-        .grant(c, &pk(CONSUMER), h)
+        .grant(&label_cid(c), &pk(CONSUMER), h)
         .unwrap()
         .expect("grant");
     assert_eq!(g.validator_pubkey, pk(VALIDATORS[1]).to_vec());

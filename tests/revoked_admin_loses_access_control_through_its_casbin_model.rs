@@ -24,7 +24,7 @@ fn ask(w: &World, cid: &[u8], who: u8) -> (bool, u32, String) {
 #[tokio::test(flavor = "multi_thread")]
 async fn revoked_admin_loses_access_control_through_its_casbin_model() {
     let c = b"cid-m5";
-    let obj = hex::encode(c);
+    let obj = hex::encode(label_cid(c));
     let v = VALIDATORS[0];
     let mut w = World::published(c).await;
     w.send(UPLOADER, vec![grant(c, ADMIN, Role::Admin, None)])

@@ -88,7 +88,7 @@ async fn a_cid_names_one_upload() {
     .await;
     // an encrypted_cid equal to another upload's flac cid
     let mut m = manifest(b"bafy-bounded-3");
-    m.encrypted_cid = CID.to_vec();
+    m.encrypted_cid = label_cid(CID);
     w.refused(
         VALIDATORS[0],
         vec![upload_action(UPLOADER, m)],

@@ -19,7 +19,7 @@ async fn role_based_policy_decides_access_by_casbin_rules() {
     let c = b"cid-rbac";
     let mut w = World::published(c).await;
     let model = model_id(UPLOADER, "listeners");
-    let obj = hex::encode(c);
+    let obj = hex::encode(label_cid(c));
     w.send(UPLOADER, vec![add_model(&model, RBAC)]).await.ok();
     w.send(
         UPLOADER,

@@ -23,7 +23,7 @@ fn ctx(pairs: &[(&str, &str)]) -> Vec<Condition> {
 
 fn ask(w: &World, cid: &[u8], context: Vec<Condition>) -> Result<(bool, u32, String), tonic::Code> {
     let req = CheckAccessRequest {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         consumer_pubkey: pk(CONSUMER).to_vec(),
         territory: "GB".into(),
         context,
@@ -35,7 +35,7 @@ fn ask(w: &World, cid: &[u8], context: Vec<Condition>) -> Result<(bool, u32, Str
 
 fn record_with(cid: &[u8], context: Vec<Condition>) -> Action {
     Action::RecordGrant(RecordGrant {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         consumer_pubkey: pk(CONSUMER).to_vec(),
         territory: "GB".into(),
         context,

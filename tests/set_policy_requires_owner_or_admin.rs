@@ -43,7 +43,13 @@ async fn set_policy_requires_owner_or_admin() {
     w.send(ADMIN, vec![policy(c, T::DirectGrant, "", b"")])
         .await
         .ok();
-    let p = w.node.store.committed().policy(c).unwrap().expect("policy");
+    let p = w
+        .node
+        .store
+        .committed()
+        .policy(&label_cid(c))
+        .unwrap()
+        .expect("policy");
     assert_eq!(type_of(&p), T::DirectGrant);
     assert_eq!(p.owner_pubkey, pk(ADMIN).to_vec());
 }

@@ -32,8 +32,8 @@ use stave::proto::governance as gpb;
 use stave::proto::rights as pb;
 use stave::tx::{Action, Code};
 
-const CID: &[u8] = b"bafk-e2e-takedown";
-const CID2: &[u8] = b"bafk-e2e-dismissed";
+const CID: &[u8] = &stave::media::cid::fixture_cid(b"bafk-e2e-takedown");
+const CID2: &[u8] = &stave::media::cid::fixture_cid(b"bafk-e2e-dismissed");
 const GROUP: &str = "e2e-label";
 
 fn key() -> SigningKey {

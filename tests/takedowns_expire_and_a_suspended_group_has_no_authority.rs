@@ -101,7 +101,13 @@ async fn a_suspended_groups_authority_has_no_powers() {
 
     // Review m2: a suspension may be lifted, so the flag stays, and the
     // OWNER may not clear it yet.
-    let flag = |w: &World| w.node.store.committed().flag(CID, "DE").unwrap();
+    let flag = |w: &World| {
+        w.node
+            .store
+            .committed()
+            .flag(&label_cid(CID), "DE")
+            .unwrap()
+    };
     w.refused(
         UPLOADER,
         vec![clear_flag(CID, "DE")],

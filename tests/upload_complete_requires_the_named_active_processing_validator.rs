@@ -56,13 +56,16 @@ async fn upload_complete_requires_the_named_active_processing_validator() {
     .await
     .ok();
     let state = w.node.store.committed();
-    let u = state.upload(b"cid-1").unwrap().expect("upload stored");
+    let u = state
+        .upload(&label_cid(b"cid-1"))
+        .unwrap()
+        .expect("upload stored");
     assert_eq!(status_of(&u), pb::UploadStatus::ProcessingComplete);
     assert_eq!(u.uploader_pubkey, pk(UPLOADER).to_vec());
     assert_eq!(u.processing_validator, pk(VALIDATORS[0]).to_vec());
     assert_eq!(u.encrypted_size, 4096);
     let dek = state
-        .recovery_dek(b"cid-1")
+        .recovery_dek(&label_cid(b"cid-1"))
         .unwrap()
         .expect("recovery dek stored");
     assert_eq!(dek.uploader_pubkey, pk(UPLOADER).to_vec());
@@ -110,7 +113,13 @@ async fn a_group_may_not_upload_past_its_content_budget() {
     let w = World::with_params(serde_json::json!({"rights": {"group_content_budget": 2 * 12_288}}))
         .await;
     let mut w = grouped_in(w, b"g-1").await;
-    assert!(w.node.store.committed().upload(b"g-1").unwrap().is_some());
+    assert!(w
+        .node
+        .store
+        .committed()
+        .upload(&label_cid(b"g-1"))
+        .unwrap()
+        .is_some());
     let mut m = manifest(b"g-2");
     m.group_id = GROUP.into();
     w.send(VALIDATORS[0], vec![upload_action(UPLOADER, m)])
@@ -132,7 +141,7 @@ async fn a_group_may_not_upload_past_its_content_budget() {
     assert!(r.log.contains("group_content_budget"), "{}", r.log);
     let state = w.node.store.committed();
     assert_eq!(state.content_pool_used(GROUP).unwrap(), 2 * 12_288);
-    assert!(state.upload(b"g-3").unwrap().is_none());
+    assert!(state.upload(&label_cid(b"g-3")).unwrap().is_none());
     // the same content with no group is charged to the ungrouped pool
     w.send(
         VALIDATORS[0],

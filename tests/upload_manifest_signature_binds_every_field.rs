@@ -26,7 +26,7 @@ async fn upload_manifest_signature_binds_every_field() {
     // fields swapped after the uploader signed
     type Swap = Box<dyn Fn(&mut stave::proto::rights::UploadManifest)>;
     let swaps: Vec<Swap> = vec![
-        Box::new(|m| m.encrypted_cid = b"another-blob".to_vec()),
+        Box::new(|m| m.encrypted_cid = label_cid(b"another-blob")),
         Box::new(|m| m.encrypted_size += 1),
         Box::new(|m| {
             m.image_cids

@@ -26,7 +26,10 @@ async fn images_are_recorded_charged_and_shared_but_never_another_uploads_blob()
     .await
     .ok();
     let state = w.node.store.committed();
-    let u = state.upload(b"t-1").unwrap().expect("registered");
+    let u = state
+        .upload(&label_cid(b"t-1"))
+        .unwrap()
+        .expect("registered");
     assert_eq!(u.image_cids, vec![raw_cid(b"album").to_vec()]);
     assert_eq!(u.image_sizes, vec![1000]);
     assert_eq!(u.facts, manifest(b"t-1").facts);
@@ -37,7 +40,7 @@ async fn images_are_recorded_charged_and_shared_but_never_another_uploads_blob()
     );
     assert_eq!(state.content_pool_used("").unwrap(), 3 * (4096 + 1000));
     let first = state.upload_by_image(&raw_cid(b"album")).unwrap().unwrap();
-    assert_eq!(first.flac_cid, b"t-1");
+    assert_eq!(first.flac_cid, label_cid(b"t-1"));
 
     // the second track shares the cover; the first upload keeps the index
     w.send(
@@ -47,9 +50,9 @@ async fn images_are_recorded_charged_and_shared_but_never_another_uploads_blob()
     .await
     .ok();
     let state = w.node.store.committed();
-    assert!(state.upload(b"t-2").unwrap().is_some());
+    assert!(state.upload(&label_cid(b"t-2")).unwrap().is_some());
     let first = state.upload_by_image(&raw_cid(b"album")).unwrap().unwrap();
-    assert_eq!(first.flac_cid, b"t-1");
+    assert_eq!(first.flac_cid, label_cid(b"t-1"));
 
     // the second upload pays for its copy too
     assert_eq!(
@@ -103,6 +106,19 @@ async fn image_cids_sizes_and_facts_are_checked() {
     let mut w = World::new().await;
     type Edit = Box<dyn Fn(&mut stave::proto::rights::UploadManifest)>;
     let edits: Vec<(&str, Edit)> = vec![
+        // each cid is the 36-byte binary form, nothing longer or shorter
+        (
+            "flac_cid",
+            Box::new(|m| m.flac_cid = b"track-1.flac".to_vec()),
+        ),
+        (
+            "encrypted_cid",
+            Box::new(|m| m.encrypted_cid = [&m.encrypted_cid[..], &[0]].concat()),
+        ),
+        (
+            "encrypted_cid",
+            Box::new(|m| m.encrypted_cid[1] = 0x70), // dag-pb, not raw
+        ),
         (
             "image cid",
             Box::new(|m| m.image_cids = vec![b"cover.png".to_vec()]),
@@ -134,5 +150,11 @@ async fn image_cids_sizes_and_facts_are_checked() {
             .await;
         assert!(r.log.contains(what), "{what}: {}", r.log);
     }
-    assert!(w.node.store.committed().upload(b"t-9").unwrap().is_none());
+    assert!(w
+        .node
+        .store
+        .committed()
+        .upload(&label_cid(b"t-9"))
+        .unwrap()
+        .is_none());
 }

@@ -10,7 +10,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
 use stave::app::{App, AppConfig};
 use stave::crypto::{generate_dek, stream, wrap, Dek};
 use stave::local::assignments::{Assignment, FixedAssignments};
@@ -54,8 +53,8 @@ pub fn upload(size: usize, seed: u8) -> Upload {
     let mut blob = Vec::new();
     stream::encrypt(&dek, &plain[..], &mut blob).unwrap();
     Upload {
-        dek_cid: Sha256::digest(&plain).to_vec(),
-        content_cid: Sha256::digest(&blob).to_vec(),
+        dek_cid: stave::media::cid::raw_cid(&plain).to_vec(),
+        content_cid: stave::media::cid::raw_cid(&blob).to_vec(),
         plain,
         dek,
         blob,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
 use stave::config::Home;
+use stave::media::cid::label_cid;
 use stave::proto::query::AccountRequest;
 use stave::proto::rights as pb;
 use stave::proto::tx::BroadcastAndWaitRequest;
@@ -82,8 +83,8 @@ pub fn manifest(
     ));
     pb::UploadManifest {
         chain_id: net.chain_id.clone(),
-        flac_cid: flac_cid.to_vec(),
-        encrypted_cid: [b"enc-", flac_cid].concat(),
+        flac_cid: label_cid(flac_cid),
+        encrypted_cid: label_cid(&[b"enc-", flac_cid].concat()),
         image_cids: vec![stave::media::cid::raw_cid(&[b"cover-", flac_cid].concat()).to_vec()],
         image_sizes: vec![1000],
         facts: Some(pb::AudioFacts {
@@ -138,7 +139,7 @@ pub async fn access_until(
     allowed: bool,
 ) -> pb::CheckAccessResponse {
     let req = pb::CheckAccessRequest {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         consumer_pubkey: consumer.to_vec(),
         territory: territory.into(),
         context: Vec::new(),

@@ -35,7 +35,7 @@ pub fn vote_group(id: &str, kind: gpb::ElectionKind, approve: bool) -> Action {
 
 pub fn takedown(cid: &[u8]) -> Action {
     Action::TakedownRequest(TakedownRequest {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         reason: "infringes catalogue #12".into(),
         evidence_hash: vec![0xab; 32],
     })
@@ -43,21 +43,21 @@ pub fn takedown(cid: &[u8]) -> Action {
 
 pub fn counter(cid: &[u8]) -> Action {
     Action::CounterNotice(CounterNotice {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         content: b"we hold the master rights".to_vec(),
     })
 }
 
 pub fn resolve(cid: &[u8], confirm: bool) -> Action {
     Action::TakedownResolve(TakedownResolve {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         confirm,
     })
 }
 
 pub fn set_flag(cid: &[u8], j: &str) -> Action {
     Action::SetFlag(SetFlag {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         jurisdiction: j.into(),
         reason: "court order".into(),
     })
@@ -65,7 +65,7 @@ pub fn set_flag(cid: &[u8], j: &str) -> Action {
 
 pub fn clear_flag(cid: &[u8], j: &str) -> Action {
     Action::ClearFlag(ClearFlag {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         jurisdiction: j.into(),
     })
 }
@@ -99,7 +99,7 @@ pub async fn grouped_in(mut w: World, cid: &[u8]) -> World {
 pub fn access_code(w: &World, cid: &[u8], who: u8, territory: &str) -> Option<Code> {
     let d = access::decide(
         &w.node.store.committed(),
-        cid,
+        &label_cid(cid),
         &pk(who),
         territory,
         1_700_000_000 + w.height,
@@ -114,12 +114,17 @@ pub fn policy_type(w: &World, cid: &[u8]) -> Option<rpb::PolicyType> {
     w.node
         .store
         .committed()
-        .policy(cid)
+        .policy(&label_cid(cid))
         .unwrap()
         .map(|p| type_of(&p))
 }
 
 pub fn takedown_record(w: &World, cid: &[u8]) -> gpb::Takedown {
     use stave::keyspaces::takedowns::TakedownsRead;
-    w.node.store.committed().takedown(cid).unwrap().unwrap()
+    w.node
+        .store
+        .committed()
+        .takedown(&label_cid(cid))
+        .unwrap()
+        .unwrap()
 }

@@ -11,6 +11,7 @@ use stave::keyspaces::grants::RecordGrant;
 use stave::keyspaces::policies::SetPolicy;
 use stave::keyspaces::releases::PublishRelease;
 use stave::keyspaces::uploads::sign_manifest;
+pub use stave::media::cid::label_cid;
 use stave::proto::rights as pb;
 use stave::tx::{build::sign_tx, Action, Code};
 
@@ -61,8 +62,8 @@ pub fn manifest(cid: &[u8]) -> pb::UploadManifest {
     let eph = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([9; 32]));
     pb::UploadManifest {
         chain_id: CHAIN.into(),
-        flac_cid: cid.to_vec(),
-        encrypted_cid: [b"enc-", cid].concat(),
+        flac_cid: label_cid(cid),
+        encrypted_cid: label_cid(&[b"enc-", cid].concat()),
         // images: tests/uploads_carry_images_with_their_sizes.rs
         image_cids: vec![],
         image_sizes: vec![],
@@ -118,14 +119,14 @@ pub fn ern() -> pb::ErnRelease {
 
 pub fn publish(cid: &[u8], ern: pb::ErnRelease) -> Action {
     Action::PublishRelease(PublishRelease {
-        flac_cid: cid.to_vec(),
+        flac_cid: label_cid(cid),
         ern,
     })
 }
 
 pub fn grant(cid: &[u8], to: u8, role: pb::Role, scope: Option<pb::Scope>) -> Action {
     Action::GrantEntitlement(GrantEntitlement {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         pubkey: pk(to).to_vec(),
         role,
         scope,
@@ -134,14 +135,14 @@ pub fn grant(cid: &[u8], to: u8, role: pb::Role, scope: Option<pb::Scope>) -> Ac
 
 pub fn revoke(cid: &[u8], of: u8) -> Action {
     Action::RevokeEntitlement(RevokeEntitlement {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         pubkey: pk(of).to_vec(),
     })
 }
 
 pub fn policy(cid: &[u8], t: pb::PolicyType, model: &str, script: &[u8]) -> Action {
     Action::SetPolicy(SetPolicy {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         policy_type: t,
         casbin_model_id: model.into(),
         script_cid: script.to_vec(),
@@ -150,7 +151,7 @@ pub fn policy(cid: &[u8], t: pb::PolicyType, model: &str, script: &[u8]) -> Acti
 
 pub fn record(cid: &[u8], consumer: u8, territory: &str) -> Action {
     Action::RecordGrant(RecordGrant {
-        cid: cid.to_vec(),
+        cid: label_cid(cid),
         consumer_pubkey: pk(consumer).to_vec(),
         territory: territory.into(),
         context: Vec::new(),
@@ -321,7 +322,7 @@ impl World {
         self.node
             .store
             .committed()
-            .grant(cid, &pk(who), height)
+            .grant(&label_cid(cid), &pk(who), height)
             .unwrap()
     }
 
@@ -334,7 +335,7 @@ impl World {
         territory: &str,
     ) -> Result<pb::CheckAccessResponse, tonic::Code> {
         let req = pb::CheckAccessRequest {
-            cid: cid.to_vec(),
+            cid: label_cid(cid),
             consumer_pubkey: pk(who).to_vec(),
             territory: territory.into(),
             context: Vec::new(),
@@ -345,7 +346,11 @@ impl World {
     /// The role `who` holds on `cid`, from committed state.
     pub fn role(&self, cid: &[u8], who: u8) -> Option<pb::Role> {
         use stave::keyspaces::entitlements::EntitlementsRead;
-        self.node.store.committed().role_of(cid, &pk(who)).unwrap()
+        self.node
+            .store
+            .committed()
+            .role_of(&label_cid(cid), &pk(who))
+            .unwrap()
     }
 }
 

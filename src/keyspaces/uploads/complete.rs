@@ -7,13 +7,13 @@
 
 use std::collections::BTreeSet;
 
-use super::facts::{check_facts, check_images, stored_bytes};
+use super::facts::{check_facts, check_images, check_raw_cid, stored_bytes};
 use super::{
     content_pool_key, manifest_sign_bytes, validator_usage_key, UploadsRead, UploadsWrite,
 };
 use crate::keyspaces::deks::DeksWrite;
 use crate::keyspaces::params::Params;
-use crate::keyspaces::rights::{block_secs, cap, check_cid, hx, RightsError, RightsParams};
+use crate::keyspaces::rights::{block_secs, cap, hx, RightsError, RightsParams};
 use crate::keyspaces::validators::ValidatorsRead;
 use crate::keyspaces::{Event, TxContext};
 use crate::proto::rights as pb;
@@ -118,8 +118,8 @@ impl UploadComplete {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         let m = &self.manifest;
         let p = &params.rights;
-        check_cid("flac_cid", &m.flac_cid, p)?;
-        check_cid("encrypted_cid", &m.encrypted_cid, p)?;
+        check_raw_cid("flac_cid", &m.flac_cid)?;
+        check_raw_cid("encrypted_cid", &m.encrypted_cid)?;
         if m.encrypted_cid == m.flac_cid {
             return Err(RightsError::InvalidManifest(
                 "encrypted_cid equals flac_cid: each cid names one thing".into(),

@@ -1,6 +1,6 @@
-//! The manifest's content checks: the audio facts, and the images with
-//! their sizes, each image cid in its canonical 36-byte form. (The flac
-//! and encrypted cids are still only length-capped: `check_cid`.)
+//! The manifest's content checks: every cid (flac, encrypted, images) in
+//! its canonical 36-byte form, the audio facts, and the images with their
+//! sizes.
 
 use std::collections::BTreeSet;
 

@@ -47,6 +47,40 @@ pub fn raw_cid(bytes: &[u8]) -> RawCid {
     raw_cid_of_digest(&Sha256::digest(bytes).into())
 }
 
+/// Fixtures: `label` when it already is a raw cid (or is empty, so a test
+/// can still send an empty cid), else the cid of the label's bytes. Tests
+/// name content by label ("track-1") and get the same 36-byte cid wherever
+/// they use it.
+#[doc(hidden)]
+pub fn label_cid(label: &[u8]) -> Vec<u8> {
+    if label.is_empty() || is_raw_cid(label) {
+        label.to_vec()
+    } else {
+        raw_cid(label).to_vec()
+    }
+}
+
+/// Fixtures, in a `const`: a raw cid whose digest is `label` (at most 32
+/// bytes) padded with 0xAA, so its hex never runs 40 characters without an
+/// `a` (tests/e2e_expensive_tx_flood_keeps_every_node_committing.rs relies
+/// on it). [`label_cid`] passes it through unchanged.
+#[doc(hidden)]
+pub const fn fixture_cid(label: &[u8]) -> RawCid {
+    assert!(label.len() <= 32, "a fixture label is at most 32 bytes");
+    let mut out = [0xAAu8; RAW_CID_LEN];
+    let mut i = 0;
+    while i < 4 {
+        out[i] = RAW_CID_PREFIX[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < label.len() {
+        out[4 + j] = label[j];
+        j += 1;
+    }
+    out
+}
+
 /// The cid and length of a file, read in 1 MiB pieces.
 pub fn raw_cid_of_file(path: &Path) -> Result<(RawCid, u64), MediaError> {
     let mut f = std::fs::File::open(path).map_err(|e| MediaError::io(path, e))?;

@@ -245,9 +245,21 @@ pub fn reexec_limited(wl: &WorkerLimits) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// The child's reply line for a run's result (what [`read_reply`] reads).
+pub fn reply_line(result: &Result<WorkerOutput, MediaError>) -> serde_json::Result<String> {
+    let reply = match result {
+        Ok(t) => Reply::from(t),
+        Err(e) => Reply::Refused {
+            code: e.code().to_string(),
+            message: e.to_string(),
+        },
+    };
+    serde_json::to_string(&reply)
+}
+
 /// Each image (quick, so a bad one is refused before the audio's long
 /// transcode), then the audio; the first refusal ends the run.
-fn process(job: &WorkerJob) -> Result<WorkerOutput, MediaError> {
+pub(crate) fn process(job: &WorkerJob) -> Result<WorkerOutput, MediaError> {
     let images = job
         .images
         .iter()
@@ -260,14 +272,7 @@ fn process(job: &WorkerJob) -> Result<WorkerOutput, MediaError> {
 /// The child under its limits: transcodes and prints the reply. Exits 0
 /// for a result or a refusal; any other exit is a failure of the worker.
 pub fn worker_main(job: &WorkerJob) -> ExitCode {
-    let reply = match process(job) {
-        Ok(t) => Reply::from(&t),
-        Err(e) => Reply::Refused {
-            code: e.code().to_string(),
-            message: e.to_string(),
-        },
-    };
-    match serde_json::to_string(&reply) {
+    match reply_line(&process(job)) {
         Ok(line) => {
             println!("{line}");
             ExitCode::SUCCESS
@@ -370,17 +375,11 @@ pub fn run_job(
     };
     let out = stdout.join().unwrap_or_default();
     let err = stderr.join().unwrap_or_default();
-    // The last line is the reply; anything a dependency printed before it
-    // is ignored.
-    let reply = status
-        .success()
-        .then(|| {
-            out.lines()
-                .last()
-                .and_then(|l| serde_json::from_str::<Reply>(l).ok())
-        })
-        .flatten();
-    let checked = reply.map(|r| r.into_result().and_then(|t| check_reply(t, job)));
+    let checked = if status.success() {
+        read_reply(&out, job)
+    } else {
+        None
+    };
     // a refusal (an image after the audio, say) leaves no output either
     if let Some(Err(_)) = &checked {
         remove_outputs(job);
@@ -400,6 +399,16 @@ pub fn run_job(
             Err(WorkerError::Decoder(format!("{status}: {:?}", tail.trim())))
         }
     }
+}
+
+/// The parent's reading of what a worker that exited 0 printed: the last
+/// line is the reply (anything a dependency printed before it is ignored),
+/// and a `Done` reply holds only if its files are what it says. None when
+/// there is no reply line. The child decoded untrusted input, so this
+/// parses untrusted bytes too (fuzz/fuzz_targets/worker_reply.rs).
+pub fn read_reply(stdout: &str, job: &WorkerJob) -> Option<Result<WorkerOutput, WorkerError>> {
+    let reply = serde_json::from_str::<Reply>(stdout.lines().last()?).ok()?;
+    Some(reply.into_result().and_then(|t| check_reply(t, job)))
 }
 
 /// The file at `path` is a plain file of its own (no symlink, no second

@@ -175,7 +175,7 @@ fn write_png(input: &Path, part: &Path, l: &ImageLimits) -> Result<NormalisedIma
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::art_samples::{cover, encode, jpeg_with_exif, png_bomb};
+    use crate::art_samples::{cover, encode, jpeg_with_exif, png_bomb};
 
     fn run(
         bytes: &[u8],
@@ -209,7 +209,7 @@ mod tests {
                 (300, 200, name)
             );
             let png = std::fs::read(dir.path().join("art.png")).unwrap();
-            assert_eq!(a.cid, crate::media::cid::raw_cid(&png), "{name}");
+            assert_eq!(a.cid, crate::cid::raw_cid(&png), "{name}");
             assert_eq!(a.bytes, png.len() as u64);
             assert!(png.starts_with(b"\x89PNG"));
             // lossless sources keep every pixel

@@ -24,6 +24,9 @@
 //! [`worker`]. Every failure is a [`MediaError`] with a stable
 //! [`MediaError::code`].
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
 #[doc(hidden)]
 pub mod art_samples;
 pub mod cid;
@@ -31,6 +34,8 @@ pub mod decode;
 mod error;
 pub mod flac;
 mod frame_pool;
+#[doc(hidden)]
+pub mod fuzz_fixtures;
 pub mod image;
 pub mod transcode;
 pub mod wav;
