@@ -246,6 +246,16 @@ pub fn check_manifest(
         m.image_cids.len()
     );
     anyhow::ensure!(m.facts.is_some(), "the manifest has no audio facts");
+    let cids = [&m.flac_cid, &m.encrypted_cid]
+        .into_iter()
+        .chain(&m.image_cids);
+    for c in cids {
+        anyhow::ensure!(
+            crate::media::cid::is_raw_cid(c),
+            "the manifest names {}, not a raw sha2-256 CIDv1",
+            hex::encode(c)
+        );
+    }
     let keys = |s: &[[u8; 32]]| s.iter().map(|k| k.to_vec()).collect::<Vec<_>>();
     anyhow::ensure!(
         m.processing_validator == plan.processing_validator
@@ -320,5 +330,66 @@ mod tests {
         let pk = |k: &SigningKey| PublicKey::from(&recovery_secret(k)).to_bytes();
         assert_eq!(pk(&a), pk(&a));
         assert_ne!(pk(&a), pk(&b));
+    }
+
+    /// A manifest the node could have prepared for `plan`, and its key.
+    fn prepared(key: &SigningKey, plan: &Plan) -> UploadManifest {
+        let dek = crate::crypto::generate_dek();
+        let flac_cid = crate::media::cid::raw_cid(b"flac").to_vec();
+        let encrypted_cid = crate::media::cid::raw_cid(b"blob").to_vec();
+        let to = PublicKey::from(&recovery_secret(key)).to_bytes();
+        let w = crate::crypto::wrap::wrap_dek(&dek, &to, &flac_cid).unwrap();
+        UploadManifest {
+            chain_id: "c".into(),
+            dek_commitment: crate::crypto::dek_commitment(&dek, &encrypted_cid).to_vec(),
+            flac_cid,
+            encrypted_cid,
+            image_cids: vec![crate::media::cid::raw_cid(b"png").to_vec()],
+            image_sizes: vec![100],
+            facts: Some(Default::default()),
+            processing_validator: plan.processing_validator.to_vec(),
+            replication_set: vec![plan.processing_validator.to_vec()],
+            dek_holder_set: vec![plan.processing_validator.to_vec()],
+            group_id: plan.group_id.clone(),
+            uploader_pubkey: key.verifying_key().to_bytes().to_vec(),
+            recovery_dek: Some(crate::proto::rights::WrappedDek {
+                wrapped_dek: w.ciphertext,
+                ephemeral_pubkey: w.ephemeral_pubkey.to_vec(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_uploader_signs_only_the_manifest_of_its_plan_with_raw_cids() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let plan = Plan {
+            processing_validator: [3; 32],
+            replication_set: vec![[3; 32]],
+            dek_holder_set: vec![[3; 32]],
+            group_id: "label".into(),
+        };
+        let good = prepared(&key, &plan);
+        check_manifest(&good, &plan, &key, "c", 1).unwrap();
+        type Edit = fn(&mut UploadManifest);
+        let edits: [(&str, Edit); 8] = [
+            ("chain", |m| m.chain_id = "other".into()),
+            ("images", |m| m.image_sizes.clear()),
+            ("facts", |m| m.facts = None),
+            ("CIDv1", |m| m.flac_cid.truncate(32)),
+            ("CIDv1", |m| m.encrypted_cid[1] = 0x70),
+            ("CIDv1", |m| m.image_cids[0] = b"cover.png".to_vec()),
+            ("plan", |m| m.group_id = "squatter".into()),
+            ("dek_commitment", |m| m.dek_commitment[0] ^= 1),
+        ];
+        for (what, edit) in edits {
+            let mut m = good.clone();
+            edit(&mut m);
+            let e = check_manifest(&m, &plan, &key, "c", 1).unwrap_err();
+            assert!(format!("{e:#}").contains(what), "{what}: {e:#}");
+        }
+        let e = check_manifest(&good, &plan, &key, "c", 2).unwrap_err();
+        assert!(e.to_string().contains("images"), "{e}");
     }
 }

@@ -11,10 +11,10 @@ use std::io::{Seek, SeekFrom, Write};
 
 use flacenc::bitsink::ByteSink;
 use flacenc::component::{BitRepr, Stream, StreamInfo};
-use flacenc::error::Verify;
+use flacenc::error::{Verified, Verify};
 use flacenc::source::{Context, Fill};
 
-use super::frame_pool::FramePool;
+use super::frame_pool::{Configs, FramePool};
 use super::MediaError;
 
 /// Samples per channel in each FLAC frame (libFLAC's default).
@@ -62,6 +62,17 @@ pub struct FlacSummary {
     pub bytes: u64,
 }
 
+/// flacenc's settings for our fixed blocks, with prediction (fixed and
+/// LPC) or without it (verbatim and constant only).
+fn encoder_config(predict: bool) -> Result<Verified<flacenc::config::Encoder>, MediaError> {
+    let mut config = flacenc::config::Encoder::default();
+    config.block_size = BLOCK_SIZE;
+    config.multithread = false;
+    config.subframe_coding.use_fixed = predict;
+    config.subframe_coding.use_lpc = predict;
+    config.into_verified().map_err(|(_, e)| enc(e))
+}
+
 /// Encodes interleaved PCM to a FLAC stream in `w`.
 pub struct FlacWriter<W: Write + Seek> {
     w: W,
@@ -86,13 +97,14 @@ impl<W: Write + Seek> FlacWriter<W> {
     ) -> Result<Self, MediaError> {
         check_format(sample_rate, channels, bits)?;
         let (rate, ch, bps) = (sample_rate as usize, channels as usize, bits as usize);
-        let mut config = flacenc::config::Encoder::default();
-        config.block_size = BLOCK_SIZE;
-        config.multithread = false;
-        let config = config.into_verified().map_err(|(_, e)| enc(e))?;
+        let configs = Configs {
+            best: encoder_config(true)?,
+            verbatim: encoder_config(false)?,
+            bits: bps,
+        };
         w.write_all(&[0u8; HEADER_LEN]).map_err(enc)?;
         let info = StreamInfo::new(rate, ch, bps).map_err(enc)?;
-        let pool = FramePool::new(threads, &config, &info, ch, BLOCK_SIZE)?;
+        let pool = FramePool::new(threads, &configs, &info, ch, BLOCK_SIZE)?;
         Ok(FlacWriter {
             w,
             info,

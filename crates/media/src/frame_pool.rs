@@ -8,7 +8,7 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use flacenc::component::{Frame, StreamInfo};
+use flacenc::component::{BitRepr, Frame, StreamInfo};
 use flacenc::error::Verified;
 use flacenc::source::{Fill, FrameBuf};
 
@@ -16,6 +16,45 @@ use super::flac::enc;
 use super::MediaError;
 
 type Answer = Result<Frame, String>;
+
+/// The encoder's settings: the one the stream uses, and a verbatim-only
+/// one for a block the first codes larger than verbatim.
+#[derive(Clone)]
+pub(super) struct Configs {
+    pub(super) best: Verified<flacenc::config::Encoder>,
+    pub(super) verbatim: Verified<flacenc::config::Encoder>,
+    /// Bits per sample, for the verbatim bound.
+    pub(super) bits: usize,
+}
+
+/// The most bits a verbatim frame of `block` samples on `channels`
+/// channels can take: each sample at `bits + 1` (a side channel), a
+/// subframe header per channel, and the frame header and CRC.
+fn verbatim_bound(channels: usize, block: usize, bits: usize) -> usize {
+    channels * (block * (bits + 1) + 8 + 32) + 8 * (16 + 2)
+}
+
+/// Block `n`, coded with the stream's settings unless that comes out
+/// larger than verbatim. flacenc 0.5.1 can choose an LPC coding far larger
+/// than the samples for a wild signal (a fuzzed 24-bit WAV of 1,500
+/// samples gave a 299 MB frame, its size past STREAMINFO's 24-bit field, so
+/// symphonia read no frames back); such a block is coded again without
+/// prediction, which bounds every frame and keeps the FLAC deterministic.
+fn encode_block(
+    configs: &Configs,
+    framebuf: &FrameBuf,
+    n: usize,
+    info: &StreamInfo,
+) -> Result<Frame, String> {
+    let frame = flacenc::encode_fixed_size_frame(&configs.best, framebuf, n, info)
+        .map_err(|e| e.to_string())?;
+    let bound = verbatim_bound(framebuf.channels(), framebuf.size(), configs.bits);
+    if frame.count_bits() <= bound {
+        return Ok(frame);
+    }
+    flacenc::encode_fixed_size_frame(&configs.verbatim, framebuf, n, info)
+        .map_err(|e| e.to_string())
+}
 
 /// The encoding threads.
 pub(super) struct FramePool {
@@ -30,7 +69,7 @@ pub(super) struct FramePool {
 fn encode_loop(
     work: &Receiver<(usize, Vec<i32>)>,
     answers: &SyncSender<Answer>,
-    config: &Verified<flacenc::config::Encoder>,
+    configs: &Configs,
     info: &StreamInfo,
     channels: usize,
     block: usize,
@@ -46,10 +85,7 @@ fn encode_loop(
         let frame = framebuf
             .fill_interleaved(&pcm)
             .map_err(|e| e.to_string())
-            .and_then(|_| {
-                flacenc::encode_fixed_size_frame(config, &framebuf, n, info)
-                    .map_err(|e| e.to_string())
-            });
+            .and_then(|_| encode_block(configs, &framebuf, n, info));
         if answers.send(frame).is_err() {
             return;
         }
@@ -61,7 +97,7 @@ impl FramePool {
     /// channel.
     pub(super) fn new(
         threads: usize,
-        config: &Verified<flacenc::config::Encoder>,
+        configs: &Configs,
         info: &StreamInfo,
         channels: usize,
         block: usize,
@@ -76,10 +112,10 @@ impl FramePool {
         for i in 0..threads.max(1) {
             let (work_tx, work_rx) = sync_channel(2);
             let (ans_tx, ans_rx) = sync_channel(2);
-            let (config, info) = (config.clone(), info.clone());
+            let (configs, info) = (configs.clone(), info.clone());
             let t = std::thread::Builder::new()
                 .name(format!("flac-{i}"))
-                .spawn(move || encode_loop(&work_rx, &ans_tx, &config, &info, channels, block))
+                .spawn(move || encode_loop(&work_rx, &ans_tx, &configs, &info, channels, block))
                 .map_err(enc)?;
             pool.work.push(work_tx);
             pool.answers.push(ans_rx);

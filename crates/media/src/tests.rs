@@ -388,3 +388,40 @@ fn float_pcm_becomes_24_bit_and_is_not_called_lossless() {
     let want: Vec<i32> = [0, 1 << 22, -(1 << 22), 1 << 21].repeat(3000);
     assert_eq!(pcm, want);
 }
+
+/// Found by the `audio` fuzz target: for this 4.5 KB, 24-bit WAV flacenc
+/// chooses an LPC coding of 56 MB (a frame past STREAMINFO's 24-bit frame
+/// size, so the FLAC does not decode back; the first such input found gave
+/// 299 MB). The block is now coded verbatim: a small FLAC that verifies.
+#[test]
+fn a_block_prediction_would_bloat_is_coded_verbatim() {
+    let wav = include_bytes!("../testdata/lpc-frame-larger-than-verbatim.bin");
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in", wav);
+    let out = dir.path().join("out.flac");
+    let t = transcode_to_flac(&input, &out, &Limits::default()).unwrap();
+    assert_eq!((t.facts.frames, t.facts.bits_per_sample), (1_500, 24));
+    // the samples verbatim (3 bytes each), a frame header and the STREAMINFO
+    assert!(t.flac_bytes <= 1_500 * 3 + 64, "{} bytes", t.flac_bytes);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Whatever the samples, each frame is at most its verbatim size: the
+    /// FLAC of any PCM is never much larger than the PCM, and verifies.
+    #[test]
+    fn no_frame_is_larger_than_its_samples(
+        channels in 1u16..=2,
+        samples in prop::collection::vec(-(1i32 << 23)..(1i32 << 23), 2..6_000),
+    ) {
+        let whole = samples.len() / usize::from(channels) * usize::from(channels);
+        let wav = wav_bytes(48_000, channels, 24, &samples[..whole.max(2)]);
+        let dir = tempfile::tempdir().unwrap();
+        let input = write(dir.path(), "in.wav", &wav);
+        let out = dir.path().join("out.flac");
+        let t = transcode_to_flac(&input, &out, &Limits::default()).unwrap();
+        let blocks = t.facts.frames.div_ceil(flac::BLOCK_SIZE as u64);
+        let bound = t.facts.frames * u64::from(channels) * 25 / 8 + blocks * 64 + 42;
+        prop_assert!(t.flac_bytes <= bound, "{} > {bound}", t.flac_bytes);
+    }
+}

@@ -404,7 +404,7 @@ pub fn run_job(
 /// The parent's reading of what a worker that exited 0 printed: the last
 /// line is the reply (anything a dependency printed before it is ignored),
 /// and a `Done` reply holds only if its files are what it says. None when
-/// there is no reply line. The child decoded untrusted input, so this
+/// there is no last line or it is not a reply. The child decoded untrusted input, so this
 /// parses untrusted bytes too (fuzz/fuzz_targets/worker_reply.rs).
 pub fn read_reply(stdout: &str, job: &WorkerJob) -> Option<Result<WorkerOutput, WorkerError>> {
     let reply = serde_json::from_str::<Reply>(stdout.lines().last()?).ok()?;

@@ -69,11 +69,14 @@ impl Default for RightsParams {
 
 impl RightsParams {
     /// Rejects caps no network could run with. Cids live in keys behind a
-    /// one-byte length, so they stay under 256 bytes.
+    /// one-byte length, so they stay under 256 bytes; every upload's flac
+    /// cid is 36 bytes (a raw CIDv1), and the actions that name it must
+    /// take it.
     pub fn validate(&self) -> Result<(), String> {
-        if self.max_cid_bytes == 0 || self.max_cid_bytes > 255 {
+        let min = crate::media::cid::RAW_CID_LEN as u32;
+        if !(min..=255).contains(&self.max_cid_bytes) {
             return Err(format!(
-                "rights.max_cid_bytes is {}; allowed 1..=255",
+                "rights.max_cid_bytes is {}; allowed {min}..=255",
                 self.max_cid_bytes
             ));
         }
@@ -161,5 +164,25 @@ impl TryFrom<pb::RightsParams> for RightsParams {
         };
         params.validate()?;
         Ok(params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_cid_bytes_must_fit_a_raw_cid_and_a_key() {
+        let with = |n| RightsParams {
+            max_cid_bytes: n,
+            ..RightsParams::default()
+        };
+        for ok in [36, 128, 255] {
+            assert!(with(ok).validate().is_ok(), "{ok}");
+        }
+        for bad in [0, 1, 35, 256] {
+            let e = with(bad).validate().unwrap_err();
+            assert!(e.contains("36..=255"), "{bad}: {e}");
+        }
     }
 }

@@ -18,9 +18,12 @@ pub(super) fn check_raw_cid(what: &str, cid: &[u8]) -> Result<(), TxError> {
     if is_raw_cid(cid) {
         return Ok(());
     }
+    // at most 40 bytes of it in the log: the sender chose its length
+    let shown = cid
+        .get(..40)
+        .map_or_else(|| hx(cid), |head| format!("{}…", hx(head)));
     Err(bad(format!(
-        "{what} {} ({} bytes) is not a raw sha2-256 CIDv1 (36 bytes: 01 55 12 20 and the digest)",
-        hx(cid),
+        "{what} {shown} ({} bytes) is not a raw sha2-256 CIDv1 (36 bytes: 01 55 12 20 and the digest)",
         cid.len()
     )))
 }
