@@ -238,6 +238,15 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
         b.into_inner()
     });
     assert_eq!(images[0].0, png_cid.to_vec(), "the PNG's normalised cid");
+    // the node's cids are a function of the input: a fresh run here (one
+    // thread, not the node's worker child) makes the same ones
+    let fresh = fresh_cids(&wav, &[png.as_path(), jpg.as_path()]);
+    let cids: Vec<Vec<u8>> = images.iter().map(|(c, _)| c.clone()).collect();
+    assert_eq!(
+        (flac_cid.clone(), cids),
+        fresh,
+        "the same cids from a fresh run"
+    );
 
     // every node has the record
     let mut record = None;
@@ -419,9 +428,10 @@ async fn killed_while_encrypting(net: &Localnet, key: &SigningKey, keyring_dir: 
         stave::media::art_samples::encode(&img, image::ImageFormat::WebP),
     )
     .expect("webp");
-    let r = stave::content::client::send(&mut c, key, &plan, &wav, &[art], |_| {})
-        .await
-        .expect("received");
+    let r =
+        stave::content::client::send(&mut c, key, &plan, &wav, std::slice::from_ref(&art), |_| {})
+            .await
+            .expect("received");
     let old = (net.pid(0, Proc::Stave), net.pid(0, Proc::Cometbft));
     let s = stave::content::client::follow(&mut c, &r.job_id, |_| {}, |s| s.status == "ENCRYPTING")
         .await
@@ -477,6 +487,32 @@ async fn killed_while_encrypting(net: &Localnet, key: &SigningKey, keyring_dir: 
         .expect("decodes")
         .to_rgb8();
     assert_eq!(got, img, "the cover's pixels");
+    // the resumed job's cids are what a fresh run of the worker's code makes
+    let fresh = fresh_cids(&wav, &[art.as_path()]);
+    assert_eq!((flac_cid, u.image_cids), fresh, "the resumed job's cids");
+}
+
+/// The flac cid and image cids that a fresh run of the worker's code (in
+/// this process, one encoder thread) makes of these inputs.
+fn fresh_cids(wav: &Path, art: &[&Path]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let dir = tempfile::tempdir().expect("dir");
+    let limits = stave::media::Limits {
+        threads: 1,
+        ..Default::default()
+    };
+    let t = stave::media::transcode_to_flac(wav, &dir.path().join("t.flac"), &limits)
+        .expect("transcode");
+    let images = art
+        .iter()
+        .map(|a| {
+            let out = dir.path().join("a.png");
+            let _ = std::fs::remove_file(&out);
+            let limits = stave::media::image::ImageLimits::default();
+            let n = stave::media::image::normalise_to_png(a, &out, &limits).expect("normalise");
+            n.cid.to_vec()
+        })
+        .collect();
+    (t.flac_cid.to_vec(), images)
 }
 
 /// A replayed intent, a file that is not audio, a decompression bomb as

@@ -62,6 +62,27 @@ pub struct FlacSummary {
     pub bytes: u64,
 }
 
+/// The most bits a frame of `block` samples per channel takes: each sample
+/// verbatim at `bits + 1` (a side channel), a subframe header per channel,
+/// and the frame header and CRC. Every frame [`FlacWriter`] writes is
+/// within it (`frame_pool::encode_block`).
+pub fn max_frame_bits(channels: usize, block: usize, bits: usize) -> usize {
+    channels * (block * (bits + 1) + 8 + 32) + 8 * (16 + 2)
+}
+
+/// The most bytes the FLAC [`FlacWriter`] makes of `frames` frames can
+/// take: STREAMINFO, full blocks, and a short last one.
+pub fn max_flac_bytes(frames: u64, channels: u32, bits: u32) -> u64 {
+    let (ch, bps) = (channels as usize, bits as usize);
+    let frame_bytes = |block: usize| max_frame_bits(ch, block, bps).div_ceil(8) as u64;
+    let block = BLOCK_SIZE as u64;
+    let rest = (frames % block) as usize;
+    let last = if rest == 0 { 0 } else { frame_bytes(rest) };
+    (HEADER_LEN as u64)
+        .saturating_add((frames / block).saturating_mul(frame_bytes(BLOCK_SIZE)))
+        .saturating_add(last)
+}
+
 /// flacenc's settings for our fixed blocks, with prediction (fixed and
 /// LPC) or without it (verbatim and constant only).
 fn encoder_config(predict: bool) -> Result<Verified<flacenc::config::Encoder>, MediaError> {

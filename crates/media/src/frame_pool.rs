@@ -12,13 +12,14 @@ use flacenc::component::{BitRepr, Frame, StreamInfo};
 use flacenc::error::Verified;
 use flacenc::source::{Fill, FrameBuf};
 
-use super::flac::enc;
+use super::flac::{enc, max_frame_bits};
 use super::MediaError;
 
 type Answer = Result<Frame, String>;
 
-/// The encoder's settings: the one the stream uses, and a verbatim-only
-/// one for a block the first codes larger than verbatim.
+/// The encoder's settings: the one the stream uses, and one without
+/// prediction (verbatim and constant subframes only) for a block the first
+/// codes larger than verbatim.
 #[derive(Clone)]
 pub(super) struct Configs {
     pub(super) best: Verified<flacenc::config::Encoder>,
@@ -27,19 +28,14 @@ pub(super) struct Configs {
     pub(super) bits: usize,
 }
 
-/// The most bits a verbatim frame of `block` samples on `channels`
-/// channels can take: each sample at `bits + 1` (a side channel), a
-/// subframe header per channel, and the frame header and CRC.
-fn verbatim_bound(channels: usize, block: usize, bits: usize) -> usize {
-    channels * (block * (bits + 1) + 8 + 32) + 8 * (16 + 2)
-}
-
 /// Block `n`, coded with the stream's settings unless that comes out
-/// larger than verbatim. flacenc 0.5.1 can choose an LPC coding far larger
-/// than the samples for a wild signal (a fuzzed 24-bit WAV of 1,500
-/// samples gave a 299 MB frame, its size past STREAMINFO's 24-bit field, so
-/// symphonia read no frames back); such a block is coded again without
-/// prediction, which bounds every frame and keeps the FLAC deterministic.
+/// larger than [`max_frame_bits`]. flacenc 0.5.1 takes a fixed-predictor
+/// coding on its entropy estimate alone, and its Rice-parameter search sums
+/// bit costs in `u32`, which wrap for loud 24-bit residuals: fuzzed WAVs of
+/// 4.5 KB gave frames of 56 MB and 299 MB, past STREAMINFO's 24-bit frame
+/// size, so symphonia read no frames back. Such a block is coded again
+/// without prediction: every frame is bounded, and the FLAC stays the same
+/// for any thread count (the choice is per block, on an exact bit count).
 fn encode_block(
     configs: &Configs,
     framebuf: &FrameBuf,
@@ -48,7 +44,7 @@ fn encode_block(
 ) -> Result<Frame, String> {
     let frame = flacenc::encode_fixed_size_frame(&configs.best, framebuf, n, info)
         .map_err(|e| e.to_string())?;
-    let bound = verbatim_bound(framebuf.channels(), framebuf.size(), configs.bits);
+    let bound = max_frame_bits(framebuf.channels(), framebuf.filled_size(), configs.bits);
     if frame.count_bits() <= bound {
         return Ok(frame);
     }

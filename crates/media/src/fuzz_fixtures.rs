@@ -9,6 +9,7 @@ use image::ImageFormat;
 
 use super::art_samples::{cover, encode, jpeg_with_exif, png_bomb};
 use super::cid::raw_cid_of_file;
+use super::flac::max_flac_bytes;
 use super::image::{normalise_to_png, ImageLimits};
 use super::transcode::part_path;
 use super::wav::{music_like, wav_bytes};
@@ -116,7 +117,7 @@ fn assert_nothing_left(output: &Path) {
 /// The `audio` case: the worker's audio path on any bytes. No panic; a
 /// refusal has a stable code, is never a PCM mismatch (the encoder is
 /// lossless on whatever decodes) and leaves no file; a success leaves a
-/// FLAC whose cid and size are the reply's.
+/// FLAC whose cid and size are the reply's, within `max_flac_bytes`.
 pub fn audio_case(dir: &Path, data: &[u8]) {
     let out = dir.join("out.flac");
     let input = input(dir, "in", data, &out);
@@ -131,6 +132,13 @@ pub fn audio_case(dir: &Path, data: &[u8]) {
             let (cid, bytes) = raw_cid_of_file(&out).expect("the FLAC is there");
             assert_eq!((cid, bytes), (t.flac_cid, t.flac_bytes));
             assert!(t.facts.frames > 0 && t.facts.frames <= limits.max_frames);
+            let f = &t.facts;
+            let most = max_flac_bytes(f.frames, f.channels, f.bits_per_sample);
+            assert!(
+                t.flac_bytes <= most,
+                "{} bytes of FLAC, over {most}",
+                t.flac_bytes
+            );
         }
         Err(e) => {
             assert!(MediaError::CODES.contains(&e.code()), "{e}");

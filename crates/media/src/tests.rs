@@ -390,12 +390,13 @@ fn float_pcm_becomes_24_bit_and_is_not_called_lossless() {
 }
 
 /// Found by the `audio` fuzz target: for this 4.5 KB, 24-bit WAV flacenc
-/// chooses an LPC coding of 56 MB (a frame past STREAMINFO's 24-bit frame
-/// size, so the FLAC does not decode back; the first such input found gave
-/// 299 MB). The block is now coded verbatim: a small FLAC that verifies.
+/// takes a fixed-predictor coding whose Rice cost wrapped, 56 MB for 1,500
+/// samples (a frame past STREAMINFO's 24-bit frame size, so the FLAC does
+/// not decode back). The block is now coded verbatim: a small FLAC that
+/// verifies.
 #[test]
 fn a_block_prediction_would_bloat_is_coded_verbatim() {
-    let wav = include_bytes!("../testdata/lpc-frame-larger-than-verbatim.bin");
+    let wav = include_bytes!("../testdata/prediction-frame-larger-than-verbatim.bin");
     let dir = tempfile::tempdir().unwrap();
     let input = write(dir.path(), "in", wav);
     let out = dir.path().join("out.flac");
@@ -405,14 +406,55 @@ fn a_block_prediction_would_bloat_is_coded_verbatim() {
     assert!(t.flac_bytes <= 1_500 * 3 + 64, "{} bytes", t.flac_bytes);
 }
 
+/// The fallback is per block and exact, so a stream of blocks that need
+/// it (that input's samples over and over) is the same FLAC for any
+/// thread count, and within its bound.
+#[test]
+fn blocks_coded_verbatim_are_the_same_for_any_thread_count() {
+    let wav = include_bytes!("../testdata/prediction-frame-larger-than-verbatim.bin");
+    let dir = tempfile::tempdir().unwrap();
+    let mut src = PcmSource::open(&write(dir.path(), "one", wav), false).unwrap();
+    let (mut buf, mut pcm) = (Vec::new(), Vec::new());
+    while src.next_chunk(&mut buf).unwrap() {
+        pcm.extend_from_slice(&buf);
+    }
+    let looped: Vec<i32> = pcm.iter().copied().cycle().take(3 * 4096 + 700).collect();
+    let input = write(dir.path(), "in.wav", &wav_bytes(48_000, 1, 24, &looped));
+    let flac = |threads: usize| {
+        let out = dir.path().join(format!("t{threads}.flac"));
+        let limits = Limits {
+            threads,
+            ..Limits::default()
+        };
+        let t = transcode_to_flac(&input, &out, &limits).unwrap();
+        assert!(t.flac_bytes <= flac::max_flac_bytes(looped.len() as u64, 1, 24));
+        std::fs::read(&out).unwrap()
+    };
+    let one = flac(1);
+    for n in [2, 3] {
+        assert!(flac(n) == one, "{n} threads");
+    }
+}
+
+/// Loud 24-bit PCM: mostly under 2^20, with bursts near full scale, the
+/// shape that makes flacenc's Rice costs wrap.
+fn loud_24_bit() -> impl Strategy<Value = Vec<i32>> {
+    let sample = prop_oneof![
+        2 => -(1i32 << 20)..(1i32 << 20),
+        1 => prop_oneof![(1i32 << 23) - 4096..(1i32 << 23), -(1i32 << 23)..-(1i32 << 23) + 4096],
+    ];
+    prop::collection::vec(sample, 2..9_000)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
-    /// Whatever the samples, each frame is at most its verbatim size: the
-    /// FLAC of any PCM is never much larger than the PCM, and verifies.
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    /// Whatever the samples, each frame is within `max_frame_bits` (the
+    /// short last block included): the FLAC of any PCM is never much larger
+    /// than the PCM, and it verifies.
     #[test]
-    fn no_frame_is_larger_than_its_samples(
+    fn no_flac_is_larger_than_its_verbatim_bound(
         channels in 1u16..=2,
-        samples in prop::collection::vec(-(1i32 << 23)..(1i32 << 23), 2..6_000),
+        samples in loud_24_bit(),
     ) {
         let whole = samples.len() / usize::from(channels) * usize::from(channels);
         let wav = wav_bytes(48_000, channels, 24, &samples[..whole.max(2)]);
@@ -420,8 +462,7 @@ proptest! {
         let input = write(dir.path(), "in.wav", &wav);
         let out = dir.path().join("out.flac");
         let t = transcode_to_flac(&input, &out, &Limits::default()).unwrap();
-        let blocks = t.facts.frames.div_ceil(flac::BLOCK_SIZE as u64);
-        let bound = t.facts.frames * u64::from(channels) * 25 / 8 + blocks * 64 + 42;
-        prop_assert!(t.flac_bytes <= bound, "{} > {bound}", t.flac_bytes);
+        let most = flac::max_flac_bytes(t.facts.frames, channels.into(), 24);
+        prop_assert!(t.flac_bytes <= most, "{} > {most}", t.flac_bytes);
     }
 }

@@ -19,9 +19,10 @@ pub(super) fn check_raw_cid(what: &str, cid: &[u8]) -> Result<(), TxError> {
         return Ok(());
     }
     // at most 40 bytes of it in the log: the sender chose its length
-    let shown = cid
-        .get(..40)
-        .map_or_else(|| hx(cid), |head| format!("{}…", hx(head)));
+    let shown = match cid.get(..40) {
+        Some(head) if cid.len() > 40 => format!("{}…", hx(head)),
+        _ => hx(cid),
+    };
     Err(bad(format!(
         "{what} {shown} ({} bytes) is not a raw sha2-256 CIDv1 (36 bytes: 01 55 12 20 and the digest)",
         cid.len()
