@@ -175,23 +175,25 @@ fn the_same_input_gives_the_same_flac_cid() {
     assert_eq!(c.facts.source_codec, "flac");
 }
 
+/// The FLAC of `input` made with `threads` encoder threads, and its facts.
+fn flac_with_threads(input: &Path, threads: usize) -> (Vec<u8>, Transcoded) {
+    let out = input.with_extension(format!("t{threads}.flac"));
+    let limits = Limits {
+        threads,
+        ..Limits::default()
+    };
+    let t = transcode_to_flac(input, &out, &limits).unwrap();
+    (std::fs::read(&out).unwrap(), t)
+}
+
 #[test]
 fn the_flac_is_the_same_for_any_thread_count() {
     let samples = music_like(44_100, 2, 16, 100_000);
     let dir = tempfile::tempdir().unwrap();
     let input = write(dir.path(), "in.wav", &wav_bytes(44_100, 2, 16, &samples));
-    let flac = |threads: usize| {
-        let out = dir.path().join(format!("t{threads}.flac"));
-        let limits = Limits {
-            threads,
-            ..Limits::default()
-        };
-        transcode_to_flac(&input, &out, &limits).unwrap();
-        std::fs::read(&out).unwrap()
-    };
-    let one = flac(1);
+    let one = flac_with_threads(&input, 1).0;
     for n in [2, 3, 7] {
-        assert!(flac(n) == one, "{n} threads");
+        assert!(flac_with_threads(&input, n).0 == one, "{n} threads");
     }
 }
 
@@ -420,19 +422,10 @@ fn blocks_coded_verbatim_are_the_same_for_any_thread_count() {
     }
     let looped: Vec<i32> = pcm.iter().copied().cycle().take(3 * 4096 + 700).collect();
     let input = write(dir.path(), "in.wav", &wav_bytes(48_000, 1, 24, &looped));
-    let flac = |threads: usize| {
-        let out = dir.path().join(format!("t{threads}.flac"));
-        let limits = Limits {
-            threads,
-            ..Limits::default()
-        };
-        let t = transcode_to_flac(&input, &out, &limits).unwrap();
-        assert!(t.flac_bytes <= flac::max_flac_bytes(looped.len() as u64, 1, 24));
-        std::fs::read(&out).unwrap()
-    };
-    let one = flac(1);
+    let (one, t) = flac_with_threads(&input, 1);
+    assert!(t.flac_bytes <= flac::max_flac_bytes(looped.len() as u64, 1, 24));
     for n in [2, 3] {
-        assert!(flac(n) == one, "{n} threads");
+        assert!(flac_with_threads(&input, n).0 == one, "{n} threads");
     }
 }
 
