@@ -7,6 +7,9 @@
 //! the model's 93 patterns (as after a restart, or with a cache churned by
 //! many models); the warm case is cheaper for the same gas.
 
+#[path = "../../tests/fixtures/facts.rs"]
+mod facts;
+
 use ed25519_dalek::SigningKey;
 use stave::keyspaces::casbin::{AddCasbinModel, AddCasbinRule};
 use stave::keyspaces::grants::RecordGrant;
@@ -42,15 +45,7 @@ fn upload(uploader: &SigningKey, cid: &[u8]) -> Action {
             .map(|k| stave::media::cid::raw_cid(&[&[b'i', k][..], cid].concat()).to_vec())
             .collect(),
         image_sizes: vec![1000; 4],
-        facts: Some(pb::AudioFacts {
-            sample_rate: 44_100,
-            channels: 2,
-            bits_per_sample: 16,
-            frames: 44_100 * 180,
-            duration_ms: 180_000,
-            source_codec: "pcm_s16le".into(),
-            lossless_source: true,
-        }),
+        facts: Some(facts::cd_master_facts()),
         encrypted_size: 1,
         replication_set: set.clone(),
         dek_holder_set: set,

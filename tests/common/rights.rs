@@ -3,6 +3,9 @@
 //! upload manifest, an ERN release, and CheckAccess polled until it gives
 //! the expected answer.
 
+#[path = "../fixtures/facts.rs"]
+mod facts;
+
 use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
@@ -87,15 +90,7 @@ pub fn manifest(
         encrypted_cid: label_cid(&[b"enc-", flac_cid].concat()),
         image_cids: vec![stave::media::cid::raw_cid(&[b"cover-", flac_cid].concat()).to_vec()],
         image_sizes: vec![1000],
-        facts: Some(pb::AudioFacts {
-            sample_rate: 44_100,
-            channels: 2,
-            bits_per_sample: 16,
-            frames: 44_100 * 180,
-            duration_ms: 180_000,
-            source_codec: "pcm_s16le".into(),
-            lossless_source: true,
-        }),
+        facts: Some(facts::cd_master_facts()),
         encrypted_size: 1 << 20,
         replication_set: set.clone(),
         dek_holder_set: set,

@@ -2,6 +2,9 @@
 //! validators, action builders (manifest, ERN, grants, policies), and a
 //! [`World`] that sends one tx per block and reports its code.
 
+#[path = "../fixtures/facts.rs"]
+mod facts;
+
 use std::collections::BTreeMap;
 
 use ed25519_dalek::SigningKey;
@@ -67,15 +70,7 @@ pub fn manifest(cid: &[u8]) -> pb::UploadManifest {
         // images: tests/uploads_carry_images_with_their_sizes.rs
         image_cids: vec![],
         image_sizes: vec![],
-        facts: Some(pb::AudioFacts {
-            sample_rate: 44_100,
-            channels: 2,
-            bits_per_sample: 16,
-            frames: 44_100 * 180,
-            duration_ms: 180_000,
-            source_codec: "pcm_s16le".into(),
-            lossless_source: true,
-        }),
+        facts: Some(facts::cd_master_facts()),
         encrypted_size: 4096,
         replication_set: set.clone(),
         dek_holder_set: set,

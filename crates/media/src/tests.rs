@@ -280,6 +280,24 @@ fn bad_inputs_are_refused_with_their_own_code_and_leave_nothing() {
     assert_eq!(refusal(&zero_frames, &limits), "NO_SAMPLES");
 }
 
+/// `bytes`, written to `dir/name`, transcode to a result or a refusal,
+/// never a panic; a refusal leaves no FLAC and no `.part`.
+fn never_panics_and_a_refusal_leaves_nothing(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(), TestCaseError> {
+    let input = write(dir, name, bytes);
+    let out = dir.join("out.flac");
+    let r = std::panic::catch_unwind(|| transcode_to_flac(&input, &out, &Limits::default()));
+    prop_assert!(r.is_ok(), "panicked");
+    if let Ok(Err(_)) = r {
+        prop_assert!(!out.exists());
+        prop_assert!(!dir.join("out.flac.part").exists());
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
     /// The other decoders the worker reaches (MP3, AAC in ADTS and MP4,
@@ -301,14 +319,7 @@ proptest! {
         ];
         let bytes = [heads[magic], body.as_slice()].concat();
         let dir = tempfile::tempdir().unwrap();
-        let input = write(dir.path(), "in", &bytes);
-        let out = dir.path().join("out.flac");
-        let r = std::panic::catch_unwind(|| transcode_to_flac(&input, &out, &Limits::default()));
-        prop_assert!(r.is_ok(), "panicked");
-        if let Ok(Err(_)) = r {
-            prop_assert!(!out.exists());
-            prop_assert!(!dir.path().join("out.flac.part").exists());
-        }
+        never_panics_and_a_refusal_leaves_nothing(dir.path(), "in", &bytes)?;
     }
 }
 
@@ -340,14 +351,8 @@ proptest! {
         if do_cut {
             bytes.truncate(cut.index(bytes.len()));
         }
-        let input = write(dir.path(), if flac_source { "in.flac" } else { "in.wav" }, &bytes);
-        let out = dir.path().join("out.flac");
-        let r = std::panic::catch_unwind(|| transcode_to_flac(&input, &out, &Limits::default()));
-        prop_assert!(r.is_ok(), "panicked");
-        if let Ok(Err(_)) = r {
-            prop_assert!(!out.exists());
-            prop_assert!(!dir.path().join("out.flac.part").exists());
-        }
+        let name = if flac_source { "in.flac" } else { "in.wav" };
+        never_panics_and_a_refusal_leaves_nothing(dir.path(), name, &bytes)?;
     }
 }
 
