@@ -94,6 +94,9 @@ pub struct Config {
     /// The upload pipeline (`ContentService`).
     #[serde(default)]
     pub upload: crate::content::UploadConfig,
+    /// Access and delivery (`RequestAccess`, `Download`).
+    #[serde(default)]
+    pub access: crate::access::AccessConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,6 +218,7 @@ impl Config {
             storage: StorageSection::default(),
             limits: crate::net::Limits::default(),
             upload: crate::content::UploadConfig::default(),
+            access: crate::access::AccessConfig::default(),
         }
     }
 

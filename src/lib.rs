@@ -42,6 +42,9 @@
 //! - [`content`]: the upload pipeline's node side: the signed upload
 //!   intent, admission against chain state, the job driver and the
 //!   operator-key tx submitter behind `ContentService`.
+//! - [`access`]: access and delivery: a DEK holder answers a consumer's
+//!   signed request with the re-wrapped DEK and records the delivery on
+//!   chain; any replica serves ranged downloads of the encrypted blob.
 //! - [`par`]: data parallelism on scoped threads, inline for small inputs.
 //! - [`cli`], [`config`], [`node`], [`metrics`], [`client`].
 
@@ -49,6 +52,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod abci;
+pub mod access;
 pub mod app;
 pub mod cli;
 pub mod client;

@@ -46,6 +46,59 @@ pub struct Metrics {
     pub upload_bytes: IntCounterVec,
     /// Uploads completed before their whole replication set confirmed.
     pub upload_under_replicated: IntCounter,
+    /// The access service ([`AccessMetrics`]).
+    pub access: AccessMetrics,
+}
+
+/// What the access service delivered, refused and has yet to record.
+pub struct AccessMetrics {
+    /// DEKs delivered to consumers.
+    pub delivered: IntCounter,
+    /// Access and download requests refused, by code name.
+    pub refused: IntCounterVec,
+    /// Deliveries not yet recorded on chain.
+    pub pending: IntGauge,
+    /// Deliveries recorded on chain.
+    pub recorded: IntCounter,
+    /// Deliveries whose grant the chain refused (the policy changed).
+    pub grant_refused: IntCounter,
+    /// Encrypted bytes served by Download.
+    pub download_bytes: IntCounter,
+}
+
+fn access_metrics(registry: &Registry) -> Result<AccessMetrics, prometheus::Error> {
+    let counter = |name: &str, help: &str| -> Result<IntCounter, prometheus::Error> {
+        let c = IntCounter::new(name, help)?;
+        registry.register(Box::new(c.clone()))?;
+        Ok(c)
+    };
+    let refused = IntCounterVec::new(
+        Opts::new(
+            "access_refused_total",
+            "Access and download requests refused, by code",
+        ),
+        &["code"],
+    )?;
+    registry.register(Box::new(refused.clone()))?;
+    let pending = IntGauge::new(
+        "access_pending_grants",
+        "Deliveries not yet recorded on chain",
+    )?;
+    registry.register(Box::new(pending.clone()))?;
+    Ok(AccessMetrics {
+        delivered: counter("access_delivered_total", "DEKs delivered to consumers")?,
+        refused,
+        pending,
+        recorded: counter("access_recorded_total", "Deliveries recorded on chain")?,
+        grant_refused: counter(
+            "access_grant_refused_total",
+            "Deliveries whose grant the chain refused to record",
+        )?,
+        download_bytes: counter(
+            "access_download_bytes_total",
+            "Encrypted bytes served by Download",
+        )?,
+    })
 }
 
 // Bucket bounds must rise strictly: a largest batch of 1 would repeat the bound 1.
@@ -140,6 +193,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
     )?;
     registry.register(Box::new(listener_connections.clone()))?;
     let u = upload_metrics(&registry)?;
+    let access = access_metrics(&registry)?;
     Ok(Metrics {
         registry,
         height,
@@ -162,6 +216,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         upload_failures: u.2,
         upload_bytes: u.3,
         upload_under_replicated: u.4,
+        access,
     })
 }
 

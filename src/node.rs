@@ -1,7 +1,7 @@
 //! `stave start`: raises `RLIMIT_NOFILE`, opens the chain store and the
 //! local store, starts the consensus actor and the ABCI server, the three
-//! gRPC listeners (public client, peer, admin socket), the metrics endpoint
-//! and the local store's reconcile worker, and runs until SIGINT/SIGTERM or
+//! gRPC listeners (public client, peer, admin socket), the metrics endpoint,
+//! the local store's reconcile worker and the grant recorder, and runs until SIGINT/SIGTERM or
 //! until any of them stops.
 
 use std::net::SocketAddr;
@@ -58,13 +58,28 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
             .await
             .map_err(|e| e.context("abci"))
     });
-    let pipeline = upload_pipeline(home, &config, &local_node, (&notifier, &mempool))?;
+    let submitter = Arc::new(crate::content::Submitter::new(
+        local_node.operator.clone(),
+        store.clone(),
+        CometRpc::new(&config.cometbft.rpc),
+        notifier.clone(),
+        mempool.clone(),
+    ));
+    let pipeline = upload_pipeline(home, &config, &local_node, submitter.clone())?;
+    let access = Arc::new(crate::access::Access::new(
+        local_node.clone(),
+        config.access.clone(),
+        notifier.subscribe_height(),
+    )?);
+    let recorder =
+        crate::access::recorder::run(access.clone(), submitter, notifier.subscribe_height());
+    tasks.spawn(recorder.map(Ok));
     let api = crate::grpc::ClientApi {
         store: store.clone(),
         comet: CometRpc::new(&config.cometbft.rpc),
         notifier,
         mempool,
-        pipeline: Some(pipeline),
+        content: Some((pipeline, access)),
     };
     spawn_listeners(&mut tasks, home, &config, api, local_node).await?;
     tracing::info!(abci = %config.abci.listen, "stave started");
@@ -93,31 +108,24 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
 type Tasks = tokio::task::JoinSet<anyhow::Result<()>>;
 
 /// The upload pipeline: its jobs under the KEK, the operator-key tx
-/// submitter, and the jobs a restart interrupted, resumed.
+/// submitter (shared with the grant recorder), and the jobs a restart
+/// interrupted, resumed.
 fn upload_pipeline(
     home: &Home,
     config: &Config,
     node: &Arc<LocalNode>,
-    app: (&Arc<crate::app::CommitNotifier>, &Arc<crate::app::Mempool>),
+    submitter: Arc<crate::content::Submitter>,
 ) -> anyhow::Result<Arc<crate::content::Pipeline>> {
-    let (notifier, mempool) = app;
     let kek = crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
     let jobs = crate::local::processing::Jobs::new(node.local.clone(), kek);
     crate::local::private_dir(&home.processing_dir())?;
-    let submitter = crate::content::Submitter::new(
-        node.operator.clone(),
-        node.chain.clone(),
-        CometRpc::new(&config.cometbft.rpc),
-        notifier.clone(),
-        mempool.clone(),
-    );
     let pipeline = crate::content::Pipeline::new(
         node.clone(),
         jobs,
         config.upload.clone(),
         std::env::current_exe()?,
         home.processing_dir(),
-        Arc::new(submitter),
+        submitter,
     );
     pipeline.resume()?;
     Ok(pipeline)

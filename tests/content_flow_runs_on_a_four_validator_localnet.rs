@@ -10,7 +10,9 @@
 mod common;
 
 use common::localnet::{binaries, Localnet, LocalnetConfig};
-use common::rights::{access_until, ern, manifest, operator, set_key, submit, WAIT};
+use common::rights::{
+    access_until, ern, manifest, one_grant_by_key, operator, set_key, submit, WAIT,
+};
 use ed25519_dalek::SigningKey;
 use stave::keyspaces::entitlements::GrantEntitlement;
 use stave::keyspaces::grants::RecordGrant;
@@ -101,6 +103,7 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
         consumer_pubkey: consumer_pk.clone(),
         territory: "GB".into(),
         context: Vec::new(),
+        count: 0,
     });
     submit(
         &net,
@@ -110,30 +113,8 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
         "RecordGrant by a DEK holder",
     )
     .await;
-    let netr = &net;
     for i in 0..net.nodes {
-        let g = net
-            .wait_for(&format!("node{i} GrantsByKey"), WAIT, || {
-                let pk = consumer_pk.clone();
-                async move {
-                    let mut c = netr.client(i).await;
-                    let r = c
-                        .rights
-                        .grants_by_key(pb::ListByKeyRequest {
-                            pubkey: pk,
-                            cursor: vec![],
-                            limit: 0,
-                        })
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .into_inner();
-                    match r.grants.as_slice() {
-                        [g] => Ok(g.clone()),
-                        other => Err(format!("{} grants", other.len())),
-                    }
-                }
-            })
-            .await;
+        let g = one_grant_by_key(&net, i, &consumer_pk).await;
         assert_eq!(g.cid, CID);
         assert_eq!(g.validator_pubkey, set_key(&ops[1]));
         assert_eq!(g.territory, "GB");

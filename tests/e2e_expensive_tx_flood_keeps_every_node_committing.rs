@@ -351,6 +351,7 @@ async fn a_flood_of_expensive_txs_keeps_every_node_committing() {
                         consumer_pubkey: set_key(&fresh()),
                         territory: "GB".into(),
                         context: Vec::new(),
+                        count: 0,
                     })
                 })
                 .collect()

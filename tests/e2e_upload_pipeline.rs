@@ -29,7 +29,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::localnet::{binaries, Localnet, LocalnetConfig, Proc};
-use common::rights::{operator as operator_key, set_key, submit};
+use common::upload::{admit_group, write_wav};
 use ed25519_dalek::SigningKey;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -45,28 +45,8 @@ use stave::proto::rights as pb;
 const WAIT: Duration = Duration::from_secs(120);
 const GROUP: &str = "e2e-label";
 
-/// The publisher group `GROUP` with `member` in it: applied for by the
-/// member, admitted by 3 of the 4 validators (this node takes grouped
-/// uploads only).
 async fn group(net: &Localnet, member: &SigningKey) {
-    use stave::keyspaces::groups::{ApplyGroup, VoteGroup};
-    use stave::tx::Action;
-    let authority = SigningKey::generate(&mut rand::rngs::OsRng);
-    let apply = Action::ApplyGroup(ApplyGroup {
-        group_id: GROUP.into(),
-        takedown_authorities: vec![set_key(&authority)],
-        members: vec![set_key(member)],
-    });
-    submit(net, 0, member, vec![apply], "ApplyGroup").await;
-    for i in 0..3 {
-        let vote = Action::VoteGroup(VoteGroup {
-            group_id: GROUP.into(),
-            kind: stave::proto::governance::ElectionKind::Admit as i32,
-            approve: true,
-        });
-        let what = format!("VoteGroup admit by validator {i}");
-        submit(net, i, &operator_key(net, i), vec![vote], &what).await;
-    }
+    admit_group(net, GROUP, member).await;
 }
 
 fn x25519(net: &Localnet, i: usize) -> x25519_dalek::StaticSecret {
@@ -78,12 +58,6 @@ fn operator(net: &Localnet, i: usize) -> [u8; 32] {
         .expect("operator key")
         .verifying_key()
         .to_bytes()
-}
-
-/// `secs` of a music-like 44.1 kHz, 16-bit stereo signal.
-fn write_wav(path: &Path, secs: u64) {
-    let samples = stave::media::wav::music_like(44_100, 2, 16, secs * 44_100);
-    std::fs::write(path, stave::media::wav::wav_bytes(44_100, 2, 16, &samples)).expect("wav");
 }
 
 fn hex_field(net: &Localnet, j: &Value, f: &str) -> Vec<u8> {

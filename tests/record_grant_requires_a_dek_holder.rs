@@ -4,7 +4,6 @@
 
 mod inproc;
 use inproc::rights::*;
-use stave::keyspaces::grants::GrantsRead;
 use stave::proto::rights::Role;
 use stave::tx::Code;
 
@@ -45,13 +44,8 @@ async fn record_grant_requires_a_dek_holder() {
         .await
         .ok();
     let h = w.height;
-    let g = w
-        .node
-        .store
-        .committed()
-        .grant(&label_cid(c), &pk(CONSUMER), h)
-        .unwrap()
-        .expect("grant");
+    let g = w.grant_at(c, CONSUMER, h).expect("grant");
+    assert_eq!((g.count, g.block_height), (1, h));
     assert_eq!(g.validator_pubkey, pk(VALIDATORS[1]).to_vec());
     assert_eq!(g.territory, "GB");
     let view = w.node.store.view();

@@ -6,8 +6,9 @@
 //!   that lapsed with a time window would leave a cid nobody can govern;
 //! - an upload whose `encrypted_cid` is another upload's blob or flac cid,
 //!   or whose `flac_cid` is another's blob, gets CONFLICT (11);
-//! - a second RecordGrant of one cid to one consumer in one block gets
-//!   CONFLICT, so the audit log never loses a record to an overwrite;
+//! - RecordGrants of one cid to one consumer in one grant period share one
+//!   record and add up its count, so the log grows with listeners, not
+//!   plays; a `RecordGrants` batch is all or none;
 //! - a validator records at most `max_grants_per_validator_per_block`
 //!   grants per block (RIGHTS_CAP_EXCEEDED past it).
 
@@ -113,7 +114,9 @@ async fn a_cid_names_one_upload() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn one_grant_per_cid_consumer_and_block() {
+async fn deliveries_in_one_period_share_one_record_with_a_count() {
+    use stave::keyspaces::grants::{RecordGrant, RecordGrants};
+    use stave::tx::Action;
     let mut w = World::published(CID).await;
     w.send(UPLOADER, vec![policy(CID, PolicyType::Public, "", b"")])
         .await
@@ -125,12 +128,46 @@ async fn one_grant_per_cid_consumer_and_block() {
             (VALIDATORS[1], vec![record(CID, STRANGER, "GB")]),
         ])
         .await;
-    assert_eq!(codes, vec![0, Code::Conflict.value(), 0]);
+    assert_eq!(codes, vec![0, 0, 0]);
     let g = w.grant_at(CID, CONSUMER, w.height).unwrap();
     assert_eq!(
-        (g.validator_pubkey, g.territory),
-        (pk(VALIDATORS[0]).to_vec(), "DE".into())
+        (g.validator_pubkey, g.territory, g.count, g.block_height),
+        (pk(VALIDATORS[0]).to_vec(), "GB".into(), 2, w.height),
+        "the first recorder pays for the record; the latest territory shows"
     );
+    let first = w.height;
+    // a batch: both entries, counts added to the same period's record
+    let entry = |who: u8, count: u32| RecordGrant {
+        cid: label_cid(CID),
+        consumer_pubkey: pk(who).to_vec(),
+        territory: "GB".into(),
+        context: Vec::new(),
+        count,
+    };
+    let batch = |grants| Action::RecordGrants(RecordGrants { grants });
+    w.send(
+        VALIDATORS[1],
+        vec![batch(vec![entry(CONSUMER, 3), entry(STRANGER, 0)])],
+    )
+    .await
+    .ok();
+    let g = w.grant_at(CID, CONSUMER, w.height).unwrap();
+    assert_eq!(
+        (g.count, g.block_height, g.last_height),
+        (5, first, w.height)
+    );
+    assert_eq!(w.grant_at(CID, STRANGER, w.height).unwrap().count, 2);
+    // all or none: an entry for an unknown cid refuses the whole batch
+    let mut bad = entry(CONSUMER, 1);
+    bad.cid = label_cid(b"nope");
+    w.refused(
+        VALIDATORS[1],
+        vec![batch(vec![entry(CONSUMER, 1), bad])],
+        Code::UnknownCid,
+    )
+    .await;
+    w.refused(VALIDATORS[1], vec![batch(vec![])], Code::InvalidArgument)
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -39,6 +39,7 @@ fn record_with(cid: &[u8], context: Vec<Condition>) -> Action {
         consumer_pubkey: pk(CONSUMER).to_vec(),
         territory: "GB".into(),
         context,
+        count: 0,
     })
 }
 

@@ -187,6 +187,7 @@ pub fn grants(block: usize, i: usize) -> (SigningKey, Vec<Action>) {
                 consumer_pubkey: pk(&fresh(block, i * GRANTS_PER_TX + j, 0x3C)).to_vec(),
                 territory: "GB".into(),
                 context: Vec::new(),
+                count: 0,
             })
         })
         .collect();

@@ -36,6 +36,7 @@ pub fn dispatch<S: StateWrite>(
         Action::RevokeEntitlement(a) => a.execute(state, ctx),
         Action::SetPolicy(a) => a.execute(state, ctx),
         Action::RecordGrant(a) => a.execute(state, ctx),
+        Action::RecordGrants(a) => a.execute(state, ctx),
         Action::KvTokenCreate(a) => a.execute(state, ctx),
         Action::KvTokenUpdate(a) => a.execute(state, ctx),
         Action::KvTokenDelete(a) => a.execute(state, ctx),

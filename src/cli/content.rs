@@ -1,5 +1,6 @@
 //! `stave content upload FILE --group G --from KEY` and `stave content
-//! status JOB`: one command from a file to content registered on chain.
+//! status JOB`: one command from a file to content registered on chain;
+//! `access`, `fetch` and `recover` ([`super::fetch`]) on the way back.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,6 +27,15 @@ pub enum ContentCmd {
         #[arg(long, default_value = "http://127.0.0.1:9090")]
         node: String,
     },
+    /// Ask a DEK holder of the cid for its key (RequestAccess), without
+    /// downloading: prints the holder's receipt.
+    Access(super::fetch::AskArgs),
+    /// Get the key from a DEK holder and the file from any replica; verify
+    /// every chunk, both cids, and write the decrypted FLAC.
+    Fetch(super::fetch::FetchArgs),
+    /// The uploader's recovery: the DEK from the chain's recovery copy, the
+    /// file from any replica, decrypted and checked.
+    Recover(super::fetch::RecoverArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -67,6 +77,9 @@ pub struct UploadArgs {
 pub async fn run(cmd: ContentCmd, out: Output) -> anyhow::Result<()> {
     match cmd {
         ContentCmd::Upload(a) => upload(a, out).await,
+        ContentCmd::Access(a) => super::fetch::access(a, out).await,
+        ContentCmd::Fetch(a) => super::fetch::fetch(a, out).await,
+        ContentCmd::Recover(a) => super::fetch::recover(a, out).await,
         ContentCmd::Status { job, node } => {
             let mut c = StaveClient::connect(&node).await?;
             let job = hex::decode(&job).map_err(|e| anyhow::anyhow!("job {job:?}: {e}"))?;

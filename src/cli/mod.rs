@@ -4,6 +4,7 @@
 
 mod casbin;
 mod content;
+mod fetch;
 mod genesis;
 mod governance;
 mod governance_tx;

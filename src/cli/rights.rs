@@ -368,6 +368,7 @@ pub async fn run_tx(cmd: RightsTx, out: Output) -> anyhow::Result<()> {
                 consumer_pubkey: resolve_pubkey(&consumer, &opts.keyring_dir)?,
                 territory,
                 context: conditions(&context)?,
+                count: 0,
             };
             (Action::RecordGrant(a), opts)
         }

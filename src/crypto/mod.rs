@@ -2,12 +2,14 @@
 //! - [`wrap`]: DEK wrapping to a validator's X25519 key (ephemeral ECDH →
 //!   HKDF-SHA256 bound to the cid and both public keys → ChaCha20-Poly1305);
 //! - [`stream`]: content encryption with the STREAM construction over
-//!   ChaCha20-Poly1305 (constant memory, any size);
+//!   ChaCha20-Poly1305 (constant memory, any size), and [`chunks`], opening
+//!   any one chunk of it (ranged, resumable downloads);
 //! - [`kek`]: the node-local key-encryption key that seals a processing
 //!   job's DEK in scratch.
 //!
 //! Raw DEKs are [`Dek`]s: `Zeroizing` buffers, never written in plaintext.
 
+pub mod chunks;
 pub mod kek;
 pub mod stream;
 pub mod wrap;

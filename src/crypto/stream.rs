@@ -30,9 +30,9 @@ use super::{CryptoError, Dek};
 
 /// Plaintext bytes per chunk.
 pub const CHUNK: usize = 64 * 1024;
-const TAG: usize = 16;
-const MAGIC: &[u8; 4] = b"STV1";
-const PREFIX: usize = 7;
+pub(crate) const TAG: usize = 16;
+pub(crate) const MAGIC: &[u8; 4] = b"STV1";
+pub(crate) const PREFIX: usize = 7;
 /// Bytes before the first chunk.
 pub const HEADER_LEN: usize = MAGIC.len() + PREFIX;
 

@@ -234,4 +234,29 @@ mod tests {
         assert_ne!(a.ephemeral_pubkey, b.ephemeral_pubkey);
         assert_ne!(a.ciphertext, b.ciphertext);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// The re-wrap to a consumer: for any DEK, cid and consumer key,
+        /// the consumer's key unwraps it; any other key, or the same key
+        /// with another cid, does not.
+        #[test]
+        fn only_the_recipient_unwraps_and_only_for_its_cid(
+            dek in proptest::prelude::any::<[u8; 32]>(),
+            me in proptest::prelude::any::<[u8; 32]>(),
+            other in proptest::prelude::any::<[u8; 32]>(),
+            cid in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..64),
+        ) {
+            let (me, other) = (StaticSecret::from(me), StaticSecret::from(other));
+            let to = PublicKey::from(&me).to_bytes();
+            proptest::prop_assume!(PublicKey::from(&other).to_bytes() != to);
+            let dek = Zeroizing::new(dek);
+            let w = wrap_dek(&dek, &to, &cid).unwrap();
+            proptest::prop_assert_eq!(*unwrap_dek(&me, &w, &cid).unwrap(), *dek);
+            proptest::prop_assert!(unwrap_dek(&other, &w, &cid).is_err());
+            let mut cid2 = cid.clone();
+            cid2[0] ^= 1;
+            proptest::prop_assert!(unwrap_dek(&me, &w, &cid2).is_err());
+        }
+    }
 }

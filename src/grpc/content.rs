@@ -1,6 +1,7 @@
 //! `ContentService` on the public listener: `Upload` (client-streaming:
 //! the signed intent, then the audio), `Status` (the job's state and every
-//! change) and `Complete` (the uploader's manifest signature). Refusals
+//! change) and `Complete` (the uploader's manifest signature); and
+//! `RequestAccess` / `Download` ([`super::access`]). Refusals
 //! carry their stable code first in the message (`CODE: …`,
 //! [`crate::content::IngestError`]).
 
@@ -21,8 +22,8 @@ use crate::local::processing::{is_terminal, job_status_name};
 use crate::proto::content::content_service_server::ContentService;
 use crate::proto::content::upload_request::Part;
 use crate::proto::content::{
-    CompleteRequest, CompleteResponse, JobState, NodeRequest, NodeResponse, SignedIntent,
-    StatusRequest, UploadRequest, UploadResponse,
+    AccessGranted, CompleteRequest, CompleteResponse, DownloadRequest, JobState, NodeRequest,
+    NodeResponse, SignedAccessRequest, SignedIntent, StatusRequest, UploadRequest, UploadResponse,
 };
 use crate::proto::local::ProcessingJob;
 
@@ -38,6 +39,7 @@ const STATUS_MAX: Duration = Duration::from_secs(3600);
 
 pub struct ContentServiceImpl {
     pub pipeline: Arc<Pipeline>,
+    pub access: Arc<crate::access::Access>,
 }
 
 /// The next message, or `Idle` after `idle` of silence.
@@ -308,5 +310,21 @@ impl ContentService for ContentServiceImpl {
             max_art_bytes: p.cfg.max_art_bytes,
             max_images: self.max_images(),
         }))
+    }
+
+    async fn request_access(
+        &self,
+        req: Request<SignedAccessRequest>,
+    ) -> Result<Response<AccessGranted>, Status> {
+        super::access::request_access(&self.access, req).await
+    }
+
+    type DownloadStream = super::access::DownloadStream;
+
+    async fn download(
+        &self,
+        req: Request<DownloadRequest>,
+    ) -> Result<Response<Self::DownloadStream>, Status> {
+        super::access::download(&self.access, req).await
     }
 }

@@ -13,6 +13,7 @@
 //! connection age, a unary timeout and keepalive (`[limits]`,
 //! [`crate::net`]). Queries run on the bounded [`pool`].
 
+pub mod access;
 pub mod casbin;
 pub mod content;
 pub mod governance;
@@ -57,8 +58,8 @@ pub struct ClientApi {
     pub notifier: Arc<CommitNotifier>,
     /// For each account's next nonce as CheckTx sees it.
     pub mempool: Arc<Mempool>,
-    /// Serves `ContentService` when present.
-    pub pipeline: Option<Arc<crate::content::Pipeline>>,
+    /// Serves `ContentService` when present, with access and delivery.
+    pub content: Option<(Arc<crate::content::Pipeline>, Arc<crate::access::Access>)>,
 }
 
 /// A health service reporting `names` as serving.
@@ -190,14 +191,15 @@ pub async fn serve_client(
                 .max_decoding_message_size(MAX_QUERY_BYTES),
             limits.request_timeout(),
         ))
-        // Upload has its own idle timeout and minimum rate
-        .add_optional_service(api.pipeline.map(|pipeline| {
+        // Upload and Download have their own idle timeouts and minimum rates
+        .add_optional_service(api.content.map(|(pipeline, access)| {
             timed::Timed::new(
-                ContentServiceServer::new(content::ContentServiceImpl { pipeline })
+                ContentServiceServer::new(content::ContentServiceImpl { pipeline, access })
                     .max_decoding_message_size(content::MAX_UPLOAD_MESSAGE),
                 limits.request_timeout(),
             )
             .except(content::UPLOAD_PATH)
+            .except(access::DOWNLOAD_PATH)
         }))
         .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;

@@ -1,6 +1,6 @@
 //! A per-service request timeout. The public listener cannot use tonic's
-//! server-wide `timeout`: it would cut off `ContentService.Upload`, whose
-//! handler reads a client stream that may rightly take minutes (it has its
+//! server-wide `timeout`: it would cut off `ContentService.Upload` and
+//! `Download`, whose handlers move a stream that may rightly take minutes (it has its
 //! own idle timeout and a deadline from its declared size). Every unary
 //! service there is wrapped in [`Timed`] instead.
 
@@ -14,13 +14,13 @@ use tonic::body::Body;
 use tonic::codegen::http;
 use tonic::server::NamedService;
 
-/// `inner`, answering DEADLINE_EXCEEDED after `after`, except on the one
-/// path `exempt` names.
+/// `inner`, answering DEADLINE_EXCEEDED after `after`, except on the
+/// paths `exempt` names (streams with their own idle timeouts).
 #[derive(Clone, Debug)]
 pub struct Timed<S> {
     inner: S,
     after: Duration,
-    exempt: Option<&'static str>,
+    exempt: Vec<&'static str>,
 }
 
 impl<S> Timed<S> {
@@ -28,13 +28,13 @@ impl<S> Timed<S> {
         Timed {
             inner,
             after,
-            exempt: None,
+            exempt: Vec::new(),
         }
     }
 
     /// Leaves calls to `path` (`/package.Service/Method`) untimed.
     pub fn except(mut self, path: &'static str) -> Self {
-        self.exempt = Some(path);
+        self.exempt.push(path);
         self
     }
 }
@@ -59,7 +59,7 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Answer {
-        let untimed = self.exempt.is_some_and(|p| req.uri().path() == p);
+        let untimed = self.exempt.contains(&req.uri().path());
         let fut = self.inner.call(req);
         if untimed {
             return Box::pin(fut);

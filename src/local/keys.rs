@@ -6,6 +6,9 @@ const SYNC_CONTENT: &[u8] = b"local/sync/content/";
 const SYNC_DEKS: &[u8] = b"local/sync/deks/";
 const META_LAST_RECONCILE: &[u8] = b"local/meta/last_reconcile_height";
 const INTENTS: &[u8] = b"local/intents/";
+const ACCESS_NONCES: &[u8] = b"local/access/nonces/";
+const PENDING_GRANTS: &[u8] = b"local/access/pending/";
+const REFUSED_GRANTS: &[u8] = b"local/access/refused";
 
 fn join(prefix: &[u8], id: &[u8]) -> Vec<u8> {
     [prefix, id].concat()
@@ -61,6 +64,29 @@ pub fn intent(replay_key: &[u8]) -> Vec<u8> {
 /// The id part of a key under `prefix`.
 pub fn id_of<'a>(prefix: &[u8], key: &'a [u8]) -> Option<&'a [u8]> {
     key.strip_prefix(prefix)
+}
+
+/// `local/access/nonces/`.
+pub fn access_nonces_prefix() -> Vec<u8> {
+    ACCESS_NONCES.to_vec()
+}
+/// `local/access/nonces/{consumer ‖ nonce}` (value: u64 big-endian, the
+/// Unix milliseconds after which the entry may be forgotten).
+pub fn access_nonce(replay_key: &[u8]) -> Vec<u8> {
+    join(ACCESS_NONCES, replay_key)
+}
+/// `local/access/pending/`.
+pub fn pending_grants_prefix() -> Vec<u8> {
+    PENDING_GRANTS.to_vec()
+}
+/// `local/access/pending/{seq}` (seq: u64 big-endian, in delivery order).
+pub fn pending_grant(seq: u64) -> Vec<u8> {
+    join(PENDING_GRANTS, &seq.to_be_bytes())
+}
+/// `local/access/refused` (value: u64 big-endian, deliveries whose grant
+/// the chain refused).
+pub fn refused_grants() -> Vec<u8> {
+    REFUSED_GRANTS.to_vec()
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@
 //! - [`processing`]: `local/processing/{job_id}`, the upload pipeline's
 //!   scratch and its job state machine;
 //! - [`sync`]: `local/sync/content/{cid}` and `local/sync/deks/{cid}`, what
-//!   this validator holds and what it still needs.
+//!   this validator holds and what it still needs;
+//! - [`grants`]: `local/access/`, the DEKs delivered to consumers and not
+//!   yet recorded on chain, and the answered request nonces.
 //!
 //! [`reconcile`] decides, as a pure function, what is missing; [`worker`]
 //! fetches it from peers ([`peer_client`]) after every committed block.
@@ -15,6 +17,7 @@
 pub mod assignments;
 pub mod content;
 pub mod deks;
+pub mod grants;
 pub mod has_content;
 pub mod keys;
 pub mod node;
@@ -75,6 +78,8 @@ pub trait LocalRaw {
     fn put_raw_all(&self, rows: &[(Vec<u8>, Vec<u8>)]) -> Result<(), LocalError>;
     /// Every row under `prefix`, in key order.
     fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError>;
+    /// Deletes every key in one synced batch: all or none.
+    fn delete_raw_all(&self, keys: &[Vec<u8>]) -> Result<(), LocalError>;
 }
 
 /// Creates `path` (and missing parents) readable by this user only (0700),
@@ -156,6 +161,13 @@ impl LocalRaw for LocalStore {
         let mut batch = rocksdb::WriteBatch::default();
         for (k, v) in rows {
             batch.put(k, v);
+        }
+        Ok(self.db.write_opt(batch, &Self::synced())?)
+    }
+    fn delete_raw_all(&self, keys: &[Vec<u8>]) -> Result<(), LocalError> {
+        let mut batch = rocksdb::WriteBatch::default();
+        for k in keys {
+            batch.delete(k);
         }
         Ok(self.db.write_opt(batch, &Self::synced())?)
     }

@@ -1,6 +1,7 @@
 //! `stave query local status`: counts per sync state, failures with their
 //! reasons, the last reconcile height; and the Prometheus gauges.
 
+use crate::local::grants::GrantsExt;
 use std::collections::BTreeMap;
 
 use super::node::LocalNode;
@@ -141,5 +142,7 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
         unassigned_content: unassigned,
         active_jobs,
         jobs,
+        pending_grants: node.local.pending_grants()?.len() as u64,
+        refused_grants: node.local.refused_grants()?,
     })
 }

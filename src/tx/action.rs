@@ -4,7 +4,7 @@
 use super::TxError;
 use crate::keyspaces::casbin::{AddCasbinModel, AddCasbinRule, RemoveCasbinRule};
 use crate::keyspaces::entitlements::{GrantEntitlement, RevokeEntitlement};
-use crate::keyspaces::grants::RecordGrant;
+use crate::keyspaces::grants::{RecordGrant, RecordGrants};
 use crate::keyspaces::kv::token::{token_sig, TokenSig};
 use crate::keyspaces::kv::{
     KvDelete, KvSet, KvTokenCreate, KvTokenDelete, KvTokenUpdate, KvdbAction,
@@ -46,6 +46,7 @@ pub enum Action {
     RevokeEntitlement(RevokeEntitlement),
     SetPolicy(SetPolicy),
     RecordGrant(RecordGrant),
+    RecordGrants(RecordGrants),
     KvTokenCreate(KvTokenCreate),
     KvTokenUpdate(KvTokenUpdate),
     KvTokenDelete(KvTokenDelete),
@@ -82,6 +83,7 @@ impl Action {
             Action::RevokeEntitlement(a) => a.check_stateless(params),
             Action::SetPolicy(a) => a.check_stateless(params),
             Action::RecordGrant(a) => a.check_stateless(params),
+            Action::RecordGrants(a) => a.check_stateless(params),
             Action::KvTokenCreate(a) => a.check_stateless(params),
             Action::KvTokenUpdate(a) => a.check_stateless(params),
             Action::KvTokenDelete(a) => a.check_stateless(params),
@@ -132,6 +134,7 @@ impl Action {
             | Action::RevokeEntitlement(_)
             | Action::SetPolicy(_)
             | Action::RecordGrant(_)
+            | Action::RecordGrants(_)
             | Action::SetAccountQuota(_) => Ok(None),
         }
     }
@@ -163,6 +166,7 @@ impl Action {
             Action::RevokeEntitlement(_) => "rights.revoke_entitlement",
             Action::SetPolicy(_) => "rights.set_policy",
             Action::RecordGrant(_) => "rights.record_grant",
+            Action::RecordGrants(_) => "rights.record_grants",
             Action::KvTokenCreate(_) => "kv.token.create",
             Action::KvTokenUpdate(_) => "kv.token.update",
             Action::KvTokenDelete(_) => "kv.token.delete",
@@ -202,6 +206,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::RevokeEntitlement(a) => Action::RevokeEntitlement(a.into()),
             Kind::SetPolicy(a) => Action::SetPolicy(a.try_into()?),
             Kind::RecordGrant(a) => Action::RecordGrant(a.into()),
+            Kind::RecordGrants(a) => Action::RecordGrants(a.into()),
             Kind::SetAccountQuota(a) => Action::SetAccountQuota(a.into()),
             Kind::KvTokenCreate(c) => Action::KvTokenCreate(c.try_into().map_err(e)?),
             Kind::KvTokenUpdate(u) => Action::KvTokenUpdate(u.try_into().map_err(e)?),
@@ -245,6 +250,7 @@ impl From<Action> for pb::Action {
             Action::RevokeEntitlement(a) => Kind::RevokeEntitlement(a.into()),
             Action::SetPolicy(a) => Kind::SetPolicy(a.into()),
             Action::RecordGrant(a) => Kind::RecordGrant(a.into()),
+            Action::RecordGrants(a) => Kind::RecordGrants(a.into()),
             Action::KvSet(s) => Kind::KvSet(s.into()),
             Action::KvDelete(d) => Kind::KvDelete(d.into()),
             Action::KvTokenCreate(c) => Kind::KvTokenCreate(c.into()),

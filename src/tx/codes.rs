@@ -212,6 +212,26 @@ pub enum Code {
     DekMismatch = 411,
     /// Peer service: too many content streams are open; retry later.
     PeerBusy = 412,
+    /// Access service: the consumer's request is malformed (a field's length or form, its territory or context).
+    AccessRequestInvalid = 500,
+    /// Access service: the consumer's signature does not verify over the request.
+    AccessSignature = 501,
+    /// Access service: the request timestamp is outside the node's window.
+    AccessStale = 502,
+    /// Access service: this consumer's request nonce was answered before.
+    AccessReplayed = 503,
+    /// Access service: the request names another chain or another validator.
+    AccessWrongTarget = 504,
+    /// Access service: this validator is not in the cid's DEK holder set; the message lists the holders.
+    NotAHolder = 505,
+    /// Access service: the node has not committed a block since it started, so block time is unknown; retry.
+    AccessUnavailable = 506,
+    /// Access service: too many deliveries await recording, or too many downloads are open; retry later.
+    AccessBusy = 507,
+    /// Access service: a download range is outside the blob or not aligned to its STREAM chunks.
+    RangeInvalid = 508,
+    /// Access service: a download's reader took no data for the idle timeout, or fell under the minimum rate.
+    StreamTooSlow = 509,
 }
 
 impl Code {
@@ -322,11 +342,21 @@ impl Code {
             Code::PeerUnavailable => "PEER_UNAVAILABLE",
             Code::DekMismatch => "DEK_MISMATCH",
             Code::PeerBusy => "PEER_BUSY",
+            Code::AccessRequestInvalid => "ACCESS_REQUEST_INVALID",
+            Code::AccessSignature => "ACCESS_SIGNATURE",
+            Code::AccessStale => "ACCESS_STALE",
+            Code::AccessReplayed => "ACCESS_REPLAYED",
+            Code::AccessWrongTarget => "ACCESS_WRONG_TARGET",
+            Code::NotAHolder => "NOT_A_HOLDER",
+            Code::AccessUnavailable => "ACCESS_UNAVAILABLE",
+            Code::AccessBusy => "ACCESS_BUSY",
+            Code::RangeInvalid => "RANGE_INVALID",
+            Code::StreamTooSlow => "STREAM_TOO_SLOW",
         }
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 95] = [
+    pub const ALL: [Code; 105] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -422,6 +452,16 @@ impl Code {
         Code::PeerUnavailable,
         Code::DekMismatch,
         Code::PeerBusy,
+        Code::AccessRequestInvalid,
+        Code::AccessSignature,
+        Code::AccessStale,
+        Code::AccessReplayed,
+        Code::AccessWrongTarget,
+        Code::NotAHolder,
+        Code::AccessUnavailable,
+        Code::AccessBusy,
+        Code::RangeInvalid,
+        Code::StreamTooSlow,
     ];
 }
 

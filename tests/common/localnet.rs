@@ -321,6 +321,12 @@ impl Localnet {
         self.script_ok(&["kill", &node.to_string(), what.as_str()]);
     }
 
+    /// `testnet stop NODE`: stops the node's supervisor and pair; nothing
+    /// restarts them until [`Localnet::restart`].
+    pub fn stop(&self, node: usize) {
+        self.script_ok(&["stop", &node.to_string()]);
+    }
+
     /// `testnet restart NODE` (starts a supervisor if none runs).
     pub fn restart(&self, node: usize) {
         self.script_ok(&["restart", &node.to_string()]);

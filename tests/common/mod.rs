@@ -5,3 +5,4 @@
 
 pub mod localnet;
 pub mod rights;
+pub mod upload;

@@ -162,3 +162,33 @@ pub async fn access_until(
     eprintln!("{what}: {} (code {})", r.reason, r.code);
     r
 }
+
+/// Waits until `node`'s `GrantsByKey` for `consumer` answers exactly one
+/// grant record, and returns it.
+pub async fn one_grant_by_key(net: &Localnet, node: usize, consumer: &[u8]) -> pb::Grant {
+    net.wait_for(
+        &format!("node{node}: one grant in GrantsByKey"),
+        WAIT,
+        || {
+            let pk = consumer.to_vec();
+            async move {
+                let mut c = net.client(node).await;
+                let r = c
+                    .rights
+                    .grants_by_key(pb::ListByKeyRequest {
+                        pubkey: pk,
+                        cursor: vec![],
+                        limit: 0,
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_inner();
+                match r.grants.as_slice() {
+                    [g] => Ok(g.clone()),
+                    other => Err(format!("{} grants", other.len())),
+                }
+            }
+        },
+    )
+    .await
+}

@@ -150,6 +150,7 @@ pub fn record(cid: &[u8], consumer: u8, territory: &str) -> Action {
         consumer_pubkey: pk(consumer).to_vec(),
         territory: territory.into(),
         context: Vec::new(),
+        count: 0,
     })
 }
 
@@ -311,14 +312,13 @@ impl World {
         r
     }
 
-    /// The grant of `cid` to `who` recorded at `height`, from committed state.
+    /// The grant record of `cid` to `who` last recorded at `height`, from
+    /// committed state.
     pub fn grant_at(&self, cid: &[u8], who: u8, height: u64) -> Option<pb::Grant> {
-        use stave::keyspaces::grants::GrantsRead;
-        self.node
-            .store
-            .committed()
-            .grant(&label_cid(cid), &pk(who), height)
-            .unwrap()
+        let view = self.node.store.view();
+        let (all, _) = stave::keyspaces::grants::by_cid(&view, &label_cid(cid), b"", 0).unwrap();
+        all.into_iter()
+            .find(|g| g.consumer_pubkey == pk(who) && g.last_height == height)
     }
 
     /// `CheckAccess` for `who` on `cid` from `territory` (no context), at

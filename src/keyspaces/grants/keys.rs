@@ -1,6 +1,7 @@
 //! Key builders of `grants/` and its index `grants_by_key/`. `{cid}` is a
-//! length byte and the cid; heights are 8 bytes big-endian, so a consumer's
-//! grants of one cid sort by height.
+//! length byte and the cid; `{period}` is the grant period's first second
+//! of block time, 8 bytes big-endian, so a consumer's grants of one cid
+//! sort by time.
 
 use crate::keyspaces::rights::cid_segment;
 
@@ -15,11 +16,11 @@ pub fn grants_cid_prefix(cid: &[u8]) -> Vec<u8> {
     k
 }
 
-/// `grants/{cid}/{consumer}/{block_height}`.
-pub fn grant_key(cid: &[u8], consumer: &[u8; 32], height: u64) -> Vec<u8> {
+/// `grants/{cid}/{consumer}/{period}`.
+pub fn grant_key(cid: &[u8], consumer: &[u8; 32], period: u64) -> Vec<u8> {
     let mut k = grants_cid_prefix(cid);
     k.extend_from_slice(consumer);
-    k.extend_from_slice(&height.to_be_bytes());
+    k.extend_from_slice(&period.to_be_bytes());
     k
 }
 
@@ -30,11 +31,11 @@ pub fn grants_by_key_prefix(consumer: &[u8; 32]) -> Vec<u8> {
     k
 }
 
-/// `grants_by_key/{consumer}/{cid}/{block_height}` (index space).
-pub fn grant_by_key_key(consumer: &[u8; 32], cid: &[u8], height: u64) -> Vec<u8> {
+/// `grants_by_key/{consumer}/{cid}/{period}` (index space).
+pub fn grant_by_key_key(consumer: &[u8; 32], cid: &[u8], period: u64) -> Vec<u8> {
     let mut k = grants_by_key_prefix(consumer);
     k.extend_from_slice(&cid_segment(cid));
-    k.extend_from_slice(&height.to_be_bytes());
+    k.extend_from_slice(&period.to_be_bytes());
     k
 }
 
@@ -54,7 +55,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn height_order_is_key_order(c in proptest::collection::vec(any::<u8>(), 1..40),
+        fn period_order_is_key_order(c in proptest::collection::vec(any::<u8>(), 1..40),
             k in any::<[u8; 32]>(), a in any::<u64>(), b in any::<u64>()) {
             prop_assert_eq!(a.cmp(&b), grant_key(&c, &k, a).cmp(&grant_key(&c, &k, b)));
             prop_assert_eq!(a.cmp(&b), grant_by_key_key(&k, &c, a).cmp(&grant_by_key_key(&k, &c, b)));

@@ -1,7 +1,9 @@
 //! The `grants/` keyspace, the audit log of access grants:
-//! `grants/{cid}/{consumer}/{block_height}`, with the index
-//! `grants_by_key/{consumer}/{cid}/{block_height}` (same value, index
-//! space). Written by `RecordGrant`.
+//! `grants/{cid}/{consumer}/{period}`, with the index
+//! `grants_by_key/{consumer}/{cid}/{period}` (same value, index space).
+//! One record per (cid, consumer, grant period), counting the deliveries
+//! DEK holders recorded in it, so the log grows with distinct listeners per
+//! period, not with plays. Written by `RecordGrant` and `RecordGrants`.
 
 mod keys;
 mod record;
@@ -9,7 +11,7 @@ mod record;
 pub use keys::{
     grant_by_key_key, grant_key, grant_rate_key, grants_by_key_prefix, grants_cid_prefix,
 };
-pub use record::RecordGrant;
+pub use record::{period_start, RecordGrant, RecordGrants};
 
 use prost::Message;
 
@@ -19,13 +21,15 @@ use crate::proto::rights as pb;
 use crate::store::{StateRead, StateWrite, StoreError, View};
 
 pub trait GrantsRead: StateRead {
+    /// The record of the grant period starting at `period` (unix seconds,
+    /// [`period_start`]).
     fn grant(
         &self,
         cid: &[u8],
         consumer: &[u8; 32],
-        height: u64,
+        period: u64,
     ) -> Result<Option<pb::Grant>, StoreError> {
-        let key = grant_key(cid, consumer, height);
+        let key = grant_key(cid, consumer, period);
         match self.get_raw(&key)? {
             None => Ok(None),
             Some(raw) => pb::Grant::decode(raw.as_slice())
@@ -56,13 +60,13 @@ pub trait GrantsRead: StateRead {
 impl<T: StateRead + ?Sized> GrantsRead for T {}
 
 pub trait GrantsWrite: StateWrite {
-    /// Writes the grant and its index entry; returns the bytes written
-    /// (what the recording validator is charged).
+    /// Writes the grant and its index entry; returns the bytes the two
+    /// rows take (what the recording validator is charged for a new one).
     fn put_grant(&mut self, consumer: &[u8; 32], g: &pb::Grant) -> u64 {
         use crate::keyspaces::accounts::storage::row_bytes;
         let value = g.encode_to_vec();
-        let by_key = grant_by_key_key(consumer, &g.cid, g.block_height);
-        let primary = grant_key(&g.cid, consumer, g.block_height);
+        let by_key = grant_by_key_key(consumer, &g.cid, g.period_start);
+        let primary = grant_key(&g.cid, consumer, g.period_start);
         let bytes = row_bytes(by_key.len(), value.len()) + row_bytes(primary.len(), value.len());
         self.put_index_raw(by_key, value.clone());
         self.put_raw(primary, value);
@@ -77,7 +81,7 @@ pub trait GrantsWrite: StateWrite {
 }
 impl<T: StateWrite + ?Sized> GrantsWrite for T {}
 
-/// Grants of `cid`, in (consumer, height) order.
+/// Grants of `cid`, in (consumer, period) order.
 pub fn by_cid(
     view: &View<'_>,
     cid: &[u8],
@@ -91,7 +95,7 @@ pub fn by_cid(
     )
 }
 
-/// Grants of `consumer`, in (cid, height) order, from the index.
+/// Grants of `consumer`, in (cid, period) order, from the index.
 pub fn by_key(
     view: &View<'_>,
     consumer: &[u8; 32],

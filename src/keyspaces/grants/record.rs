@@ -1,7 +1,10 @@
-//! `RecordGrant { cid, consumer_pubkey, territory, context }`: a DEK holder
-//! of the cid records that it released access to a consumer. The access
-//! decision must allow the consumer's request (territory and context) at
-//! this block's height and time.
+//! `RecordGrant { cid, consumer_pubkey, territory, context, count }`: a
+//! DEK holder of the cid records that it released access to a consumer,
+//! `count` times. The access decision must allow the consumer's request
+//! (territory and context) at this block's height and time. The grant log
+//! keeps one record per (cid, consumer, grant period) and adds the count to
+//! it. `RecordGrants` is many of them in one action, all or none: the
+//! holder's batch of deliveries since its last.
 
 use super::{GrantsRead, GrantsWrite};
 use crate::keyspaces::entitlements::scope;
@@ -16,6 +19,12 @@ use crate::proto::rights as pb;
 use crate::store::StateWrite;
 use crate::tx::TxError;
 
+/// The first second of the grant period that block time `now` (unix
+/// seconds) falls in, for periods of `period_secs`.
+pub fn period_start(now: u64, period_secs: u64) -> u64 {
+    now - now % period_secs.max(1)
+}
+
 /// Domain form of `stave.rights.v1.RecordGrant`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordGrant {
@@ -24,6 +33,8 @@ pub struct RecordGrant {
     pub territory: String,
     /// The request's context, checked against the scope's conditions.
     pub context: Vec<pb::Condition>,
+    /// Deliveries recorded (0 is taken as 1).
+    pub count: u32,
 }
 
 impl From<pb::RecordGrant> for RecordGrant {
@@ -33,6 +44,7 @@ impl From<pb::RecordGrant> for RecordGrant {
             consumer_pubkey: p.consumer_pubkey,
             territory: p.territory,
             context: p.context,
+            count: p.count,
         }
     }
 }
@@ -44,6 +56,7 @@ impl From<RecordGrant> for pb::RecordGrant {
             consumer_pubkey: r.consumer_pubkey,
             territory: r.territory,
             context: r.context,
+            count: r.count,
         }
     }
 }
@@ -60,9 +73,8 @@ impl RecordGrant {
     /// # Errors
     /// `UnknownCid`, `NotDekHolder`, and every deny of the access decision
     /// (`ACCESS_DENIED`, `TAKEDOWN_ACTIVE`, `CASBIN_EVALUATION_FAILED`,
-    /// `UNSUPPORTED_POLICY_TYPE`); `Conflict` when the grant of this cid to
-    /// this consumer is already recorded in this block; `RightsCapExceeded`
-    /// past `max_grants_per_validator_per_block`.
+    /// `UNSUPPORTED_POLICY_TYPE`); `RightsCapExceeded` past
+    /// `max_grants_per_validator_per_block` actions or entries.
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
@@ -83,15 +95,6 @@ impl RecordGrant {
                 signer: hx(&ctx.signer),
             }
             .into());
-        }
-        if let Some(g) = state.grant(&self.cid, &consumer, ctx.height)? {
-            return Err(TxError::Conflict(format!(
-                "the grant of {} to {} at height {} is recorded (by validator {})",
-                hx(&self.cid),
-                hx(&consumer),
-                ctx.height,
-                hx(&g.validator_pubkey)
-            )));
         }
         let recorded = state.grants_recorded_at(&ctx.signer, ctx.height)?;
         let max = ctx.params.rights.max_grants_per_validator_per_block;
@@ -118,26 +121,103 @@ impl RecordGrant {
         )?;
         let reason = decision.outcome?;
         state.put_grants_recorded_at(&ctx.signer, ctx.height, recorded + 1);
-        let bytes = state.put_grant(
-            &consumer,
-            &pb::Grant {
-                cid: self.cid.clone(),
-                consumer_pubkey: consumer.to_vec(),
-                block_height: ctx.height,
-                validator_pubkey: ctx.signer.to_vec(),
-                territory: self.territory.clone(),
-                timestamp: now,
-            },
-        );
-        let validator = ctx.signer;
-        crate::keyspaces::accounts::storage::charge(state, ctx, &validator, bytes, 0)?;
+        let count = self.add_to_log(state, ctx, &consumer, now)?;
         ctx.emit(
             Event::new("rights.record_grant")
                 .indexed("cid", hx(&self.cid))
                 .indexed("consumer", hx(&consumer))
                 .plain("territory", self.territory.clone())
+                .plain("count", count.to_string())
                 .plain("reason", reason),
         );
         Ok(())
+    }
+
+    /// Adds the deliveries to this period's record (a new record when it is
+    /// the period's first), charging its bytes to the validator that
+    /// recorded the period's first delivery. Returns the period's count.
+    fn add_to_log<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+        consumer: &[u8; 32],
+        now: u64,
+    ) -> Result<u64, TxError> {
+        use crate::keyspaces::accounts::storage::{charge, row_bytes};
+        let period = period_start(now, ctx.params.rights.grant_period_secs);
+        let old = state.grant(&self.cid, consumer, period)?;
+        let old_bytes = old.as_ref().map_or(0, |g| {
+            use prost::Message;
+            let (a, b) = (
+                super::grant_key(&self.cid, consumer, period),
+                super::grant_by_key_key(consumer, &self.cid, period),
+            );
+            row_bytes(a.len(), g.encoded_len()) + row_bytes(b.len(), g.encoded_len())
+        });
+        let mut g = old.unwrap_or_else(|| pb::Grant {
+            cid: self.cid.clone(),
+            consumer_pubkey: consumer.to_vec(),
+            block_height: ctx.height,
+            validator_pubkey: ctx.signer.to_vec(),
+            period_start: period,
+            ..pb::Grant::default()
+        });
+        g.count = g.count.saturating_add(u64::from(self.count.max(1)));
+        g.territory = self.territory.clone();
+        g.timestamp = now;
+        g.last_height = ctx.height;
+        let payer = identity("validator_pubkey", &g.validator_pubkey)?;
+        let bytes = state.put_grant(consumer, &g);
+        charge(state, ctx, &payer, bytes, old_bytes)?;
+        Ok(g.count)
+    }
+}
+
+/// Domain form of `stave.rights.v1.RecordGrants`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordGrants {
+    pub grants: Vec<RecordGrant>,
+}
+
+impl From<pb::RecordGrants> for RecordGrants {
+    fn from(p: pb::RecordGrants) -> Self {
+        RecordGrants {
+            grants: p.grants.into_iter().map(RecordGrant::from).collect(),
+        }
+    }
+}
+
+impl From<RecordGrants> for pb::RecordGrants {
+    fn from(r: RecordGrants) -> Self {
+        pb::RecordGrants {
+            grants: r.grants.into_iter().map(pb::RecordGrant::from).collect(),
+        }
+    }
+}
+
+impl RecordGrants {
+    /// At least one entry, at most `max_grants_per_validator_per_block`,
+    /// each well formed.
+    pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
+        let max = params.rights.max_grants_per_validator_per_block;
+        if self.grants.is_empty() {
+            return Err(TxError::InvalidArgument(
+                "RecordGrants carries no grant".into(),
+            ));
+        }
+        crate::keyspaces::rights::cap("RecordGrants entries", self.grants.len(), max)?;
+        self.grants
+            .iter()
+            .try_for_each(|g| g.check_stateless(params))
+    }
+
+    /// Every entry's [`RecordGrant::execute`], in order; the first refusal
+    /// refuses the whole action (the tx's overlay is dropped).
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        self.grants.iter().try_for_each(|g| g.execute(state, ctx))
     }
 }

@@ -35,6 +35,9 @@ pub struct RightsParams {
     pub ungrouped_content_budget: u64,
     /// The largest image (normalised PNG) an upload may carry.
     pub max_image_bytes: u64,
+    /// The grant log keeps one record per (cid, consumer, period) of this
+    /// many seconds of block time, with a count (docs/access.md).
+    pub grant_period_secs: u64,
 }
 
 impl Default for RightsParams {
@@ -63,6 +66,8 @@ impl Default for RightsParams {
             ungrouped_content_budget: 1 << 40,
             // A 4000×4000 RGBA cover compresses well under it.
             max_image_bytes: 32 << 20,
+            // One record per consumer, cid and day.
+            grant_period_secs: 86_400,
         }
     }
 }
@@ -96,9 +101,10 @@ impl RightsParams {
             || self.validator_replication_quota == 0
             || self.ungrouped_content_budget == 0
             || self.max_image_bytes == 0
+            || self.grant_period_secs == 0
         {
             return Err(
-                "rights.max_encrypted_bytes, group_content_budget, validator_replication_quota, ungrouped_content_budget and max_image_bytes must be positive"
+                "rights.max_encrypted_bytes, group_content_budget, validator_replication_quota, ungrouped_content_budget, max_image_bytes and grant_period_secs must be positive"
                     .into(),
             );
         }
@@ -134,6 +140,7 @@ impl From<&RightsParams> for pb::RightsParams {
             validator_replication_quota: p.validator_replication_quota,
             ungrouped_content_budget: p.ungrouped_content_budget,
             max_image_bytes: p.max_image_bytes,
+            grant_period_secs: p.grant_period_secs,
         }
     }
 }
@@ -161,6 +168,7 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             validator_replication_quota: p.validator_replication_quota,
             ungrouped_content_budget: p.ungrouped_content_budget,
             max_image_bytes: p.max_image_bytes,
+            grant_period_secs: p.grant_period_secs,
         };
         params.validate()?;
         Ok(params)

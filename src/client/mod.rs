@@ -1,6 +1,8 @@
 //! Clients: the CometBFT JSON-RPC (broadcast, status, blocks) and Stave's
 //! gRPC services. Used by the gRPC tx service, the CLI, the load tool and
-//! the tests.
+//! the tests. [`content`] is the consumer's side of access and delivery.
+
+pub mod content;
 
 use base64::Engine;
 use serde_json::{json, Value};
