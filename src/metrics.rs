@@ -64,6 +64,8 @@ pub struct AccessMetrics {
     pub grant_refused: IntCounter,
     /// Encrypted bytes served by Download.
     pub download_bytes: IntCounter,
+    /// Uploads whose sets are changing hands or name validators that left.
+    pub under_replicated: IntGauge,
 }
 
 fn access_metrics(registry: &Registry) -> Result<AccessMetrics, prometheus::Error> {
@@ -85,6 +87,11 @@ fn access_metrics(registry: &Registry) -> Result<AccessMetrics, prometheus::Erro
         "Deliveries not yet recorded on chain",
     )?;
     registry.register(Box::new(pending.clone()))?;
+    let under_replicated = IntGauge::new(
+        "under_replicated_uploads",
+        "Uploads whose sets are changing hands or name validators that left",
+    )?;
+    registry.register(Box::new(under_replicated.clone()))?;
     Ok(AccessMetrics {
         delivered: counter("access_delivered_total", "DEKs delivered to consumers")?,
         refused,
@@ -98,6 +105,7 @@ fn access_metrics(registry: &Registry) -> Result<AccessMetrics, prometheus::Erro
             "access_download_bytes_total",
             "Encrypted bytes served by Download",
         )?,
+        under_replicated,
     })
 }
 

@@ -71,9 +71,15 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         config.access.clone(),
         notifier.subscribe_height(),
     )?);
-    let recorder =
-        crate::access::recorder::run(access.clone(), submitter, notifier.subscribe_height());
+    let recorder = crate::access::recorder::run(
+        access.clone(),
+        submitter.clone(),
+        notifier.subscribe_height(),
+    );
     tasks.spawn(recorder.map(Ok));
+    let confirmer =
+        crate::local::confirm::run(local_node.clone(), submitter, notifier.subscribe_height());
+    tasks.spawn(confirmer.map(Ok));
     let api = crate::grpc::ClientApi {
         store: store.clone(),
         comet: CometRpc::new(&config.cometbft.rpc),

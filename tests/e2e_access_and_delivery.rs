@@ -15,6 +15,11 @@
 //!   downloads with no request at all;
 //! - after a confirmed takedown, the consumer and the stranger are refused
 //!   (TAKEDOWN_ACTIVE);
+//! - a replica leaves the validator set: EndBlock names the one ACTIVE
+//!   validator outside the sets in its place, which fetches the blob and
+//!   its DEK from peers and confirms on chain; within a bounded time the
+//!   sets hold 3 ACTIVE validators again, each holding the hash-verified
+//!   blob, and nothing is listed under-replicated;
 //! - with node 0 stopped, the uploader recovers the content through the
 //!   chain's recovery copy and the other replicas.
 //!
@@ -204,6 +209,7 @@ async fn a_licensed_consumer_gets_the_key_and_the_file_and_every_delivery_is_on_
 
     public(&net, &uploader, &cid, &upload, dir.path()).await;
     takedown(&net, &authority, &cid, dir.path()).await;
+    churn(&net, &cid).await;
 
     // node 0 (the processing validator) stopped: the uploader recovers
     net.stop(0);
@@ -382,5 +388,99 @@ async fn takedown(net: &Localnet, authority: &SigningKey, cid: &[u8], dir: &std:
             &out,
             Code::TakedownActive,
         );
+    }
+}
+
+/// A replica other than node 0 leaves; the outsider takes its place.
+async fn churn(net: &Localnet, cid: &[u8]) {
+    use stave::keyspaces::validators::LeaveValidator;
+    let ops: Vec<Vec<u8>> = (0..net.nodes).map(|i| set_key(&operator(net, i))).collect();
+    let before = cc::upload_of(&mut net.client(0).await, cid)
+        .await
+        .expect("upload");
+    let leaver = (1..net.nodes)
+        .find(|i| before.replication_set.contains(&ops[*i]))
+        .expect("a replica besides node 0");
+    let outsider = (0..net.nodes)
+        .find(|i| !before.replication_set.contains(&ops[*i]))
+        .expect("one validator outside the set");
+    let leave = vec![Action::LeaveValidator(LeaveValidator)];
+    submit(net, leaver, &operator(net, leaver), leave, "LeaveValidator").await;
+    let after = net
+        .wait_for(
+            "the sets to be whole again without the leaver",
+            WAIT,
+            || async {
+                let u = cc::upload_of(&mut net.client(0).await, cid)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let whole = u.handover.is_none()
+                    && u.replication_set.len() == 3
+                    && u.replication_set.contains(&ops[outsider])
+                    && !u.replication_set.contains(&ops[leaver])
+                    && !u.dek_holder_set.contains(&ops[leaver]);
+                if whole {
+                    Ok(u)
+                } else {
+                    Err(format!(
+                        "sets {:?}, handover {:?}",
+                        u.replication_set.len(),
+                        u.handover
+                    ))
+                }
+            },
+        )
+        .await;
+    assert!(after.dek_holder_set.contains(&ops[outsider]));
+    let mut c = net.client(0).await;
+    for member in &after.replication_set {
+        let i = ops
+            .iter()
+            .position(|o| o == member)
+            .expect("a localnet validator");
+        let v = c
+            .governance
+            .validator(stave::proto::governance::ValidatorRequest {
+                operator_key: member.clone(),
+            })
+            .await
+            .expect("Validator")
+            .into_inner();
+        assert_eq!(
+            v.validator.map(|v| v.status),
+            Some("ACTIVE".into()),
+            "node{i}"
+        );
+        let blob = net
+            .stave_home(i)
+            .join("content")
+            .join(hex::encode(&after.encrypted_cid));
+        let bytes = std::fs::read(&blob).unwrap_or_else(|e| net.fail(&format!("node{i}: {e}")));
+        assert_eq!(
+            Sha256::digest(&bytes).to_vec(),
+            digest(&after.encrypted_cid),
+            "node{i}"
+        );
+    }
+    for i in 0..net.nodes {
+        net.wait_for(
+            &format!("node{i}: nothing under-replicated"),
+            WAIT,
+            || async move {
+                let r = net
+                    .client(i)
+                    .await
+                    .rights
+                    .under_replicated(pb::PageRequest::default())
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_inner();
+                match r.uploads.as_slice() {
+                    [] => Ok(()),
+                    some => Err(format!("{some:?}")),
+                }
+            },
+        )
+        .await;
     }
 }

@@ -144,7 +144,14 @@ async fn deliveries_in_one_period_share_one_record_with_a_count() {
         context: Vec::new(),
         count,
     };
-    let batch = |grants| Action::RecordGrants(RecordGrants { grants });
+    let batch = |grants| {
+        Action::RecordGrants(RecordGrants {
+            grants,
+            from: 0,
+            to: 0,
+        })
+    };
+    let ranged = |grants, from, to| Action::RecordGrants(RecordGrants { grants, from, to });
     w.send(
         VALIDATORS[1],
         vec![batch(vec![entry(CONSUMER, 3), entry(STRANGER, 0)])],
@@ -168,6 +175,33 @@ async fn deliveries_in_one_period_share_one_record_with_a_count() {
     .await;
     w.refused(VALIDATORS[1], vec![batch(vec![])], Code::InvalidArgument)
         .await;
+    // a holder's ranges are recorded once: one starting below the last
+    // recorded end is CONFLICT and changes nothing
+    w.send(VALIDATORS[1], vec![ranged(vec![entry(CONSUMER, 1)], 0, 5)])
+        .await
+        .ok();
+    let count = |w: &World| w.grant_at(CID, CONSUMER, w.height).map(|g| g.count);
+    assert_eq!(count(&w), Some(6));
+    w.refused(
+        VALIDATORS[1],
+        vec![ranged(vec![entry(CONSUMER, 1)], 3, 8)],
+        Code::Conflict,
+    )
+    .await;
+    w.refused(
+        VALIDATORS[1],
+        vec![ranged(vec![entry(CONSUMER, 1)], 5, 5)],
+        Code::InvalidArgument,
+    )
+    .await;
+    w.send(VALIDATORS[1], vec![ranged(vec![entry(CONSUMER, 1)], 5, 9)])
+        .await
+        .ok();
+    assert_eq!(count(&w), Some(7));
+    // another holder has its own ranges
+    w.send(VALIDATORS[0], vec![ranged(vec![entry(CONSUMER, 1)], 0, 1)])
+        .await
+        .ok();
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,16 +2,19 @@
 //! 1. the node has committed a block since it started (else
 //!    `ACCESS_UNAVAILABLE`: block time would be unknown);
 //! 2. the request verifies ([`Request::verify`]) and names this validator;
-//! 3. this validator is in the cid's DEK holder set (else `NOT_A_HOLDER`,
-//!    listing the holders);
+//!    its cid names an upload (`UNKNOWN_CID`);
+//! 3. this validator is ACTIVE and in the cid's DEK holder set (else
+//!    `NOT_A_HOLDER`, listing the holders);
 //! 4. the nonce was not answered before (`ACCESS_REPLAYED`);
 //! 5. the access decision allows it on the latest committed state, at its
-//!    block time (the same function `RecordGrant` runs in FinalizeBlock);
-//! 6. the pending deliveries are under the cap (`ACCESS_BUSY`);
-//! 7. this validator's wrapped DEK unwraps and matches `dek_commitment`;
-//! 8. the DEK is wrapped to the consumer's X25519 key, the receipt signed;
-//! 9. the nonce and the pending grant are written in one synced batch;
-//!    only then does the answer leave.
+//!    block time (the same function `RecordGrant` runs in FinalizeBlock;
+//!    no exception for the uploader: every delivery must be recordable);
+//! 6. this validator's wrapped DEK unwraps and matches `dek_commitment`;
+//! 7. the DEK is wrapped to the consumer's X25519 key, the receipt signed;
+//! 8. under one lock, the nonce is checked again and the pending
+//!    deliveries against the cap (`ACCESS_BUSY`), then the nonce and the
+//!    pending grant are written in one synced batch; only then does the
+//!    answer leave.
 
 use std::sync::Arc;
 
@@ -27,6 +30,7 @@ use crate::keyspaces::casbin::CacheUse;
 use crate::keyspaces::params::ParamsRead;
 use crate::keyspaces::rights::{access, block_secs, RightsError};
 use crate::keyspaces::uploads::UploadsRead;
+use crate::keyspaces::validators::ValidatorsRead;
 use crate::local::deks::{wrapped_of, DeksExt};
 use crate::local::grants::GrantsExt;
 use crate::local::node::LocalNode;
@@ -79,9 +83,15 @@ impl Access {
         cfg: AccessConfig,
         heights: watch::Receiver<u64>,
     ) -> Result<Self, AccessError> {
+        use crate::keyspaces::grants::GrantsRead;
         let rows = node.local.pending_grants()?;
+        // never below what the chain recorded (a local store rebuilt empty)
+        let recorded = node.chain.view().grant_seq(&node.me())?;
         let ledger = Ledger {
-            next_seq: rows.last().map_or(0, |(s, _)| s.saturating_add(1)),
+            next_seq: rows
+                .last()
+                .map_or(0, |(s, _)| s.saturating_add(1))
+                .max(recorded),
             pending: rows.len() as u64,
         };
         Ok(Access {
@@ -124,34 +134,36 @@ impl Access {
     ) -> Result<pb::AccessGranted, AccessError> {
         self.ready()?;
         let view = self.node.chain.view();
-        let ok = self.decide(&view, signed, true)?;
+        let (req, upload) = self.verified(&view, signed, true)?;
         let me = self.node.me();
-        if !ok.upload.dek_holder_set.iter().any(|k| k.as_slice() == me) {
+        let holder = upload.dek_holder_set.iter().any(|k| k.as_slice() == me);
+        if !holder || !view.is_active_validator(&me)? {
             return Err(AccessError::NotAHolder {
                 me: hex::encode(me),
-                cid: hex::encode(&ok.req.cid),
-                holders: hexes(&ok.upload.dek_holder_set),
+                cid: hex::encode(&req.cid),
+                holders: hexes(&upload.dek_holder_set),
             });
         }
-        if self.node.local.nonce_seen(&ok.req.replay_key())? {
-            return Err(replayed(&ok.req));
+        if self.node.local.nonce_seen(&req.replay_key())? {
+            return Err(replayed(&req));
         }
-        self.room(&view)?;
+        let ok = self.decide(&view, req, upload, false)?;
+        let cap = self.cap(&view)?;
         let dek = self.own_dek(&ok.upload, &ok.req.cid)?;
         let granted = self.wrap(&ok, &dek, &view)?;
-        self.record(&ok)?;
+        self.record(&ok, cap)?;
         Ok(granted)
     }
 
-    /// Verifies `signed` against the latest committed state and runs the
-    /// access decision at its block time. `must_name_me`: the request
-    /// names this validator (RequestAccess) or none (Download).
-    pub(crate) fn decide(
+    /// Verifies `signed` against the latest committed state and finds its
+    /// upload (by flac or encrypted cid). `must_name_me`: the request
+    /// names this validator (RequestAccess) or may name none (Download).
+    pub(crate) fn verified(
         &self,
         view: &View<'_>,
         signed: &pb::SignedAccessRequest,
         must_name_me: bool,
-    ) -> Result<Allowed, AccessError> {
+    ) -> Result<(Request, Upload), AccessError> {
         let info = view.commit_info()?;
         let params = view.params()?.unwrap_or_default();
         let at = Check {
@@ -169,6 +181,21 @@ impl Access {
                 AccessError::Denied(RightsError::UnknownCid(hex::encode(&req.cid)))
             })?,
         };
+        Ok((req, upload))
+    }
+
+    /// Runs the access decision for `req` on `upload` at the committed
+    /// block time. `uploader_ok`: the uploader is allowed whatever the
+    /// decision (Download: recovery must not depend on the rights it
+    /// governs; never a key delivery, which must be recordable).
+    pub(crate) fn decide(
+        &self,
+        view: &View<'_>,
+        req: Request,
+        upload: Upload,
+        uploader_ok: bool,
+    ) -> Result<Allowed, AccessError> {
+        let info = view.commit_info()?;
         let block_time = block_secs(info.last_block_time_ns);
         let d = access::decide_with(
             view,
@@ -181,10 +208,11 @@ impl Access {
             },
             CacheUse::Query,
         )?;
-        // the uploader may always fetch its own content (recovery)
         let reason = match d.outcome {
             Ok(r) => r,
-            Err(_) if upload.uploader_pubkey == req.consumer => "the uploader".to_string(),
+            Err(_) if uploader_ok && upload.uploader_pubkey == req.consumer => {
+                "the uploader".to_string()
+            }
             Err(e) => return Err(AccessError::Denied(e)),
         };
         Ok(Allowed {
@@ -197,22 +225,15 @@ impl Access {
         })
     }
 
-    /// `ACCESS_BUSY` while the pending deliveries fill `pending_blocks`
-    /// blocks of `max_grants_per_validator_per_block`.
-    fn room(&self, view: &View<'_>) -> Result<(), AccessError> {
+    /// How many deliveries may await recording: `pending_blocks` blocks of
+    /// `max_grants_per_validator_per_block`.
+    fn cap(&self, view: &View<'_>) -> Result<u64, AccessError> {
         let per_block = view
             .params()?
             .unwrap_or_default()
             .rights
             .max_grants_per_validator_per_block;
-        let cap = self.cfg.pending_blocks.saturating_mul(u64::from(per_block));
-        let pending = self.pending();
-        if pending >= cap {
-            return Err(AccessError::Busy(format!(
-                "{pending} deliveries await recording on chain (cap {cap}); retry in a few blocks"
-            )));
-        }
-        Ok(())
+        Ok(self.cfg.pending_blocks.saturating_mul(u64::from(per_block)))
     }
 
     /// This validator's DEK of the upload, checked against its
@@ -273,9 +294,11 @@ impl Access {
         })
     }
 
-    /// The nonce and the pending grant, in one synced batch, checked once
-    /// more under the ledger's lock (two copies of one request race here).
-    fn record(&self, ok: &Allowed) -> Result<(), AccessError> {
+    /// The nonce and the pending grant, in one synced batch, under the
+    /// ledger's lock: the nonce is checked once more there (two copies of
+    /// one request race here), and so is the cap (`ACCESS_BUSY`), so
+    /// concurrent requests cannot overshoot it.
+    fn record(&self, ok: &Allowed, cap: u64) -> Result<(), AccessError> {
         let key = ok.req.replay_key();
         let window_ms = self.cfg.window_secs.saturating_mul(1000);
         let until = ok.req.timestamp_ms.saturating_add(window_ms);
@@ -290,6 +313,12 @@ impl Access {
         let mut l = self.ledger.lock();
         if self.node.local.nonce_seen(&key)? {
             return Err(replayed(&ok.req));
+        }
+        if l.pending >= cap {
+            return Err(AccessError::Busy(format!(
+                "{} deliveries await recording on chain (cap {cap}); retry in a few blocks",
+                l.pending
+            )));
         }
         self.node.local.put_delivery(&key, until, l.next_seq, &g)?;
         l.next_seq += 1;

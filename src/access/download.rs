@@ -90,6 +90,8 @@ pub struct Downloads {
     per_ip: Arc<Mutex<BTreeMap<IpAddr, usize>>>,
     max_per_ip: usize,
     bytes: Arc<DefaultKeyedRateLimiter<IpAddr>>,
+    /// Slots taken, to prune the byte buckets of IPs gone quiet now and then.
+    taken: std::sync::atomic::AtomicU64,
 }
 
 /// One open download; frees its places when dropped.
@@ -121,12 +123,19 @@ impl Downloads {
             per_ip: Arc::default(),
             max_per_ip: cfg.max_downloads_per_ip.max(1),
             bytes: Arc::new(RateLimiter::keyed(quota)),
+            taken: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
     /// A slot for one download by `ip`, or `ACCESS_BUSY`.
     pub fn slot(&self, ip: IpAddr) -> Result<Slot, AccessError> {
         let ip = crate::net::rate::subject(ip);
+        let n = self
+            .taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n % 1024 == 1023 {
+            self.bytes.retain_recent();
+        }
         let permit = self
             .open
             .clone()
@@ -249,7 +258,8 @@ impl super::Access {
         let view = self.node.chain.view();
         let upload = match &req.access {
             Some(signed) => {
-                let ok = self.decide(&view, signed, false)?;
+                let (r, u) = self.verified(&view, signed, false)?;
+                let ok = self.decide(&view, r, u, true)?;
                 let u = ok.upload;
                 if !req.cid.is_empty() && req.cid != u.flac_cid && req.cid != u.encrypted_cid {
                     return Err(AccessError::Invalid(format!(

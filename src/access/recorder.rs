@@ -1,15 +1,24 @@
 //! Records this validator's deliveries on chain: after each committed
-//! block, the pending grants (`local/access/pending/`) are coalesced by
+//! block, the pending grants (`local/access/pending/{seq}`) are coalesced by
 //! (cid, consumer, territory, context) into one `RecordGrants` action with
 //! counts and sent through the operator-key submitter, which waits for its
 //! commit: at most one tx per block.
 //!
-//! Before sending, each entry is decided again on the latest committed
-//! state. An entry the chain would refuse (the policy changed since the
-//! delivery, or this validator left the holder set) is refused here:
-//! counted (`local/access/refused`, `stave_access_grant_refused_total`,
-//! the admin status) and dropped. A batch refused on chain anyway is sent
-//! again, halved each time, so one bad entry ends up alone and refused.
+//! **Each delivery is recorded once.** A batch names its range of sequence
+//! numbers `[from, to)`, always a prefix of what is pending, and the chain
+//! refuses (CONFLICT) a range that starts below the end of this validator's
+//! last recorded one (`grant_seq/{validator}`). Each round first reads that
+//! end from committed state and forgets the rows below it, so a batch that
+//! committed unseen (a timeout, a crash before the rows were deleted) is
+//! never counted twice.
+//!
+//! Before sending, each entry is checked as the chain will check it (form,
+//! holder, access decision on the latest committed state). An entry the
+//! chain would refuse (the policy changed since the delivery, or this
+//! validator left the holder set) is refused here: counted
+//! (`local/access/refused`, `stave_access_grant_refused_total`, the admin
+//! status) and dropped. A batch refused on chain anyway is sent again with
+//! half the entries, so a bad entry ends up alone and is refused.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,6 +26,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::Access;
+use crate::content::submitter::SubmitError;
 use crate::content::Submitter;
 use crate::keyspaces::casbin::CacheUse;
 use crate::keyspaces::grants::{RecordGrant, RecordGrants};
@@ -28,11 +38,16 @@ use crate::local::grants::GrantsExt;
 use crate::proto::local::PendingGrant;
 use crate::proto::rights::Condition;
 use crate::store::View;
-use crate::tx::Action;
+use crate::tx::{Action, Code};
 
 /// Bytes of a tx left for everything but the entries (signature, nonce,
 /// gas, proof of work, framing).
 const TX_OVERHEAD: u64 = 4096;
+
+/// Entries per batch: one `RecordGrant` uses about 0.9M gas
+/// (docs/gas-per-action.md), so a batch stays near a tenth of the default
+/// `max_block_gas` and never fills a block.
+pub const MAX_ENTRIES: usize = 100;
 
 /// Heights between two sweeps of expired request nonces.
 const SWEEP_EVERY: u64 = 16;
@@ -44,11 +59,14 @@ struct Entry {
     seqs: Vec<u64>,
 }
 
-/// The next batch, and the rows to refuse now.
+/// The next batch, its range, and the rows to refuse now.
 #[derive(Debug, Default)]
 struct Batch {
     entries: Vec<Entry>,
     refused: Vec<u64>,
+    /// `[from, to)`: the rows the batch covers (entries and refusals).
+    from: u64,
+    to: u64,
 }
 
 type Group = (Vec<u8>, Vec<u8>, String, Vec<(String, String)>);
@@ -67,8 +85,9 @@ fn group_of(g: &PendingGrant) -> Group {
     )
 }
 
-/// Coalesces pending rows into at most `max` entries of at most
-/// `max_bytes` in all, in delivery order. Rows that do not decode are
+/// Coalesces pending rows, in order, into at most `max` entries of at
+/// most `max_bytes` in all; stops at the first row that does not fit, so a
+/// batch always covers a prefix of the rows. Rows that do not decode are
 /// refused.
 fn coalesce(
     rows: Vec<(u64, Result<PendingGrant, crate::local::LocalError>)>,
@@ -79,8 +98,12 @@ fn coalesce(
     let mut index: BTreeMap<Group, usize> = BTreeMap::new();
     let mut bytes = 0u64;
     for (seq, row) in rows {
+        if batch.to == 0 {
+            batch.from = seq;
+        }
         let Ok(g) = row else {
             batch.refused.push(seq);
+            batch.to = seq + 1;
             continue;
         };
         let key = group_of(&g);
@@ -89,6 +112,7 @@ fn coalesce(
                 e.grant.count = e.grant.count.saturating_add(1);
                 e.seqs.push(seq);
             }
+            batch.to = seq + 1;
             continue;
         }
         let size = (g.cid.len() + g.consumer_pubkey.len() + g.territory.len() + 16) as u64
@@ -97,9 +121,10 @@ fn coalesce(
                 .map(|c| (c.key.len() + c.value.len() + 8) as u64)
                 .sum::<u64>();
         if batch.entries.len() >= max || bytes + size > max_bytes {
-            continue;
+            break;
         }
         bytes += size;
+        batch.to = seq + 1;
         index.insert(key, batch.entries.len());
         batch.entries.push(Entry {
             grant: RecordGrant {
@@ -116,7 +141,15 @@ fn coalesce(
 }
 
 /// Whether the chain would record `g` from `me` now.
-fn would_record(view: &View<'_>, me: &[u8; 32], g: &RecordGrant) -> anyhow::Result<bool> {
+fn would_record(
+    view: &View<'_>,
+    me: &[u8; 32],
+    g: &RecordGrant,
+    params: &crate::keyspaces::params::Params,
+) -> anyhow::Result<bool> {
+    if g.check_stateless(params).is_err() {
+        return Ok(false);
+    }
     let Some(upload) = view.upload(&g.cid)? else {
         return Ok(false);
     };
@@ -137,17 +170,37 @@ fn would_record(view: &View<'_>, me: &[u8; 32], g: &RecordGrant) -> anyhow::Resu
     Ok(access::decide_with(view, &req, CacheUse::Query)?.allowed())
 }
 
-/// The next batch, at most `cap` entries, each decided again.
+/// The next batch, at most `cap` entries, each checked again; first
+/// forgets the rows the chain already recorded (below `grant_seq`).
 fn prepare(a: &Access, cap: usize) -> anyhow::Result<Batch> {
+    use crate::keyspaces::grants::GrantsRead;
     let view = a.node.chain.view();
     let params = view.params()?.unwrap_or_default();
-    let max = (params.rights.max_grants_per_validator_per_block as usize).min(cap);
-    let max_bytes = params.max_tx_bytes.saturating_sub(TX_OVERHEAD);
-    let mut batch = coalesce(a.node.local.pending_grants()?, max, max_bytes);
     let me = a.node.me();
+    let recorded = view.grant_seq(&me)?;
+    let mut rows = a.node.local.pending_grants()?;
+    let done: Vec<u64> = rows
+        .iter()
+        .map(|(s, _)| *s)
+        .filter(|s| *s < recorded)
+        .collect();
+    if !done.is_empty() {
+        a.node.local.remove_pending(&done)?;
+        a.settled(done.len() as u64);
+        crate::metrics::metrics()
+            .access
+            .recorded
+            .inc_by(done.len() as u64);
+        rows.retain(|(s, _)| *s >= recorded);
+    }
+    let max = (params.rights.max_grants_per_validator_per_block as usize)
+        .min(MAX_ENTRIES)
+        .min(cap);
+    let max_bytes = params.max_tx_bytes.saturating_sub(TX_OVERHEAD);
+    let mut batch = coalesce(rows, max, max_bytes);
     let mut kept = Vec::with_capacity(batch.entries.len());
     for e in std::mem::take(&mut batch.entries) {
-        if would_record(&view, &me, &e.grant)? {
+        if would_record(&view, &me, &e.grant, &params)? {
             kept.push(e);
         } else {
             batch.refused.extend(e.seqs);
@@ -174,6 +227,32 @@ fn refuse(a: &Access, seqs: &[u64]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How a batch's tx ended.
+enum Sent {
+    /// Committed with code 0, or CONFLICT: recorded (now or before).
+    Recorded,
+    /// Refused by the chain (simulation, CheckTx or FinalizeBlock).
+    Refused,
+    /// Unknown (not committed in time, CometBFT down, nonce spent): the
+    /// next round reads `grant_seq` and sees.
+    Unknown,
+}
+
+fn sent(outcome: &Result<crate::client::CommittedTx, SubmitError>) -> Sent {
+    let conflict = Code::Conflict.value();
+    match outcome {
+        Ok(c) if c.code == 0 || c.code == conflict => Sent::Recorded,
+        Ok(_) => Sent::Refused,
+        Err(SubmitError::Simulation { code, .. }) if *code == conflict => Sent::Recorded,
+        Err(SubmitError::Simulation { .. } | SubmitError::Refused { .. }) => Sent::Refused,
+        Err(_) => Sent::Unknown,
+    }
+}
+
+async fn blocking(f: impl FnOnce() -> anyhow::Result<()> + Send + 'static) -> anyhow::Result<()> {
+    tokio::task::spawn_blocking(f).await?
+}
+
 /// One round; returns the entry cap for the next (halved after a batch
 /// the chain refused, reset after one it took).
 async fn round(a: &Arc<Access>, submitter: &Submitter, cap: usize) -> anyhow::Result<usize> {
@@ -181,9 +260,8 @@ async fn round(a: &Arc<Access>, submitter: &Submitter, cap: usize) -> anyhow::Re
         let a = a.clone();
         tokio::task::spawn_blocking(move || prepare(&a, cap)).await??
     };
-    let a2 = a.clone();
-    let refused = b.refused;
-    tokio::task::spawn_blocking(move || refuse(&a2, &refused)).await??;
+    let (a2, refused) = (a.clone(), b.refused);
+    blocking(move || refuse(&a2, &refused)).await?;
     if b.entries.is_empty() {
         return Ok(usize::MAX);
     }
@@ -192,54 +270,60 @@ async fn round(a: &Arc<Access>, submitter: &Submitter, cap: usize) -> anyhow::Re
         .iter()
         .flat_map(|e| e.seqs.iter().copied())
         .collect();
-    let only = b.entries.len() == 1;
+    let entries = b.entries.len();
     let action = Action::RecordGrants(RecordGrants {
         grants: b.entries.into_iter().map(|e| e.grant).collect(),
+        from: b.from,
+        to: b.to,
     });
     let outcome = submitter.submit(vec![action]).await;
-    let ok = matches!(&outcome, Ok(c) if c.code == 0);
-    if ok {
-        let a2 = a.clone();
-        let n = seqs.len() as u64;
-        tokio::task::spawn_blocking(move || a2.node.local.remove_pending(&seqs)).await??;
-        a.settled(n);
-        let m = &crate::metrics::metrics().access;
-        m.recorded.inc_by(n);
-        m.pending
-            .set(i64::try_from(a.pending()).unwrap_or(i64::MAX));
-        return Ok(usize::MAX);
+    match sent(&outcome) {
+        Sent::Recorded => {
+            let (a2, n) = (a.clone(), seqs.len() as u64);
+            blocking(move || Ok(a2.node.local.remove_pending(&seqs)?)).await?;
+            a.settled(n);
+            let m = &crate::metrics::metrics().access;
+            m.recorded.inc_by(n);
+            m.pending
+                .set(i64::try_from(a.pending()).unwrap_or(i64::MAX));
+            Ok(usize::MAX)
+        }
+        Sent::Refused if entries == 1 => {
+            tracing::warn!(
+                ?outcome,
+                "RecordGrants refused for one entry: counted as refused"
+            );
+            let a2 = a.clone();
+            blocking(move || refuse(&a2, &seqs)).await?;
+            Ok(usize::MAX)
+        }
+        Sent::Refused => {
+            tracing::warn!(?outcome, entries, "RecordGrants refused: halving the batch");
+            Ok((entries / 2).max(1))
+        }
+        Sent::Unknown => {
+            tracing::info!(?outcome, "RecordGrants not seen committed yet");
+            Ok(cap)
+        }
     }
-    tracing::warn!(?outcome, "RecordGrants not committed");
-    let refused_on_chain = matches!(&outcome, Ok(c) if c.code != 0)
-        || matches!(
-            &outcome,
-            Err(crate::content::submitter::SubmitError::Simulation { .. })
-        );
-    if refused_on_chain && only {
-        let a2 = a.clone();
-        tokio::task::spawn_blocking(move || refuse(&a2, &seqs)).await??;
-        return Ok(usize::MAX);
-    }
-    Ok(if refused_on_chain {
-        (cap.min(seqs.len()) / 2).max(1)
-    } else {
-        cap
-    })
 }
 
 /// Runs until `heights` closes: a round after each committed block while
-/// deliveries are pending, and a sweep of expired nonces now and then.
+/// deliveries are pending, and a sweep of expired nonces every
+/// [`SWEEP_EVERY`] heights.
 pub async fn run(a: Arc<Access>, submitter: Arc<Submitter>, mut heights: watch::Receiver<u64>) {
     let mut cap = usize::MAX;
+    let mut swept = 0u64;
     while heights.changed().await.is_ok() {
         let h = *heights.borrow_and_update();
-        if h.is_multiple_of(SWEEP_EVERY) {
+        if h >= swept.saturating_add(SWEEP_EVERY) {
+            swept = h;
             let a2 = a.clone();
             let now = crate::content::now_ms();
-            let swept =
-                tokio::task::spawn_blocking(move || a2.node.local.forget_expired_nonces(now)).await;
-            if let Ok(Err(e)) = swept {
-                tracing::warn!("forgetting expired access nonces: {e}");
+            let r =
+                blocking(move || Ok(a2.node.local.forget_expired_nonces(now).map(|_| ())?)).await;
+            if let Err(e) = r {
+                tracing::warn!("forgetting expired access nonces: {e:#}");
             }
         }
         if a.pending() == 0 {
@@ -266,7 +350,7 @@ mod tests {
     }
 
     #[test]
-    fn deliveries_coalesce_by_consumer_cid_and_territory_within_the_caps() {
+    fn deliveries_coalesce_by_consumer_cid_and_territory_into_a_prefix() {
         let rows = vec![
             (1, Ok(row(1, 1, "GB"))),
             (2, Ok(row(1, 1, "GB"))),
@@ -275,6 +359,7 @@ mod tests {
             (5, Ok(row(1, 1, "DE"))),
             (6, Ok(row(1, 1, "GB"))),
             (7, Ok(row(2, 3, "GB"))),
+            (8, Ok(row(1, 1, "GB"))),
         ];
         let b = coalesce(rows, 3, u64::MAX);
         let got: Vec<(u8, u32, Vec<u64>)> = b
@@ -287,16 +372,17 @@ mod tests {
             vec![(1, 3, vec![1, 2, 6]), (2, 1, vec![3]), (1, 1, vec![5])]
         );
         assert_eq!(b.refused, vec![4], "the row that does not decode");
-        // row 7 waits for the next batch: nothing lost, nothing refused
+        // row 7 does not fit: the batch ends before it (row 8 waits too)
+        assert_eq!((b.from, b.to), (1, 7));
         let small = coalesce(
             vec![(1, Ok(row(1, 1, "GB"))), (2, Ok(row(2, 2, "GB")))],
             10,
             100,
         );
         assert_eq!(
-            small.entries.len(),
-            1,
-            "the byte budget holds the second back"
+            (small.entries.len(), small.from, small.to),
+            (1, 1, 2),
+            "the byte budget"
         );
     }
 }

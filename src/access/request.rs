@@ -126,7 +126,10 @@ impl Request {
                 window_ms: at.window_ms,
             });
         }
-        let consumer = key32("consumer_pubkey", &r.consumer_pubkey)?;
+        // the form first: the signature is checked over bounded fields only
+        let form = Self::checked(r, validator, at.rights)?;
+        let (consumer, vk) = crate::tx::parse_identity_key(&r.consumer_pubkey)
+            .map_err(|e| AccessError::Invalid(format!("consumer_pubkey: {e}")))?;
         let sig: [u8; 64] = signed.signature.as_slice().try_into().map_err(|_| {
             AccessError::Invalid(format!(
                 "signature is {} bytes, not 64",
@@ -134,21 +137,22 @@ impl Request {
             ))
         })?;
         let bytes = sign_bytes(r);
-        let vk = ed25519_consensus::VerificationKey::try_from(consumer)
-            .map_err(|e| AccessError::Invalid(format!("consumer_pubkey: {e}")))?;
         vk.verify(&ed25519_consensus::Signature::from(sig), &bytes)
             .map_err(|_| AccessError::Signature {
                 consumer: hex::encode(consumer),
             })?;
-        Self::checked(r, consumer, validator, &bytes, at.rights)
+        Ok(Request {
+            consumer,
+            hash: Sha256::digest(&bytes).into(),
+            ..form
+        })
     }
 
-    /// The form of every other field.
+    /// The form of every field but the consumer key and the signature
+    /// (filled in by [`Request::verify`]).
     fn checked(
         r: &pb::AccessRequest,
-        consumer: [u8; 32],
         validator: Option<[u8; 32]>,
-        bytes: &[u8],
         rights: &RightsParams,
     ) -> Result<Request, AccessError> {
         let invalid = |e: String| AccessError::Invalid(e);
@@ -174,12 +178,12 @@ impl Request {
             timestamp_ms: r.timestamp_ms,
             nonce,
             cid: r.cid.clone(),
-            consumer,
+            consumer: [0; 32],
             consumer_x25519,
             validator,
             territory: r.territory.clone(),
             context: r.context.clone(),
-            hash: Sha256::digest(bytes).into(),
+            hash: [0; 32],
         })
     }
 

@@ -37,6 +37,8 @@ pub fn dispatch<S: StateWrite>(
         Action::SetPolicy(a) => a.execute(state, ctx),
         Action::RecordGrant(a) => a.execute(state, ctx),
         Action::RecordGrants(a) => a.execute(state, ctx),
+        Action::AmendUploadSets(a) => a.execute(state, ctx),
+        Action::ConfirmHolding(a) => a.execute(state, ctx),
         Action::KvTokenCreate(a) => a.execute(state, ctx),
         Action::KvTokenUpdate(a) => a.execute(state, ctx),
         Action::KvTokenDelete(a) => a.execute(state, ctx),

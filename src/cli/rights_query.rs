@@ -87,6 +87,13 @@ pub enum RightsQuery {
         #[command(flatten)]
         q: QOpts,
     },
+    /// Uploads whose sets are changing hands or name validators that left.
+    UnderReplicated {
+        #[command(flatten)]
+        p: PageOpts,
+        #[command(flatten)]
+        q: QOpts,
+    },
     /// The access decision for CONSUMER on CID from TERRITORY.
     CheckAccess {
         cid: String,
@@ -114,7 +121,8 @@ fn entitlement_json(e: &pb::Entitlement) -> Value {
 
 fn grant_json(g: &pb::Grant) -> Value {
     json!({"cid": hex::encode(&g.cid), "consumer": hex::encode(&g.consumer_pubkey), "block_height": g.block_height,
-        "validator": hex::encode(&g.validator_pubkey), "territory": g.territory, "timestamp": g.timestamp})
+        "validator": hex::encode(&g.validator_pubkey), "territory": g.territory, "timestamp": g.timestamp,
+        "count": g.count, "period_start": g.period_start, "last_height": g.last_height})
 }
 
 fn upload_json(u: &pb::Upload) -> Value {
@@ -144,6 +152,7 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
         | RightsQuery::EntitlementsByKey { q, .. }
         | RightsQuery::GrantsByCid { q, .. }
         | RightsQuery::GrantsByKey { q, .. }
+        | RightsQuery::UnderReplicated { q, .. }
         | RightsQuery::CheckAccess { q, .. } => q.node.clone(),
     };
     let mut c = StaveClient::connect(&node).await?.rights;
@@ -247,6 +256,19 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
                 .into_inner();
             json!({"grants": r.grants.iter().map(grant_json).collect::<Vec<_>>(),
                 "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+        }
+        RightsQuery::UnderReplicated { p, .. } => {
+            let (_, cursor, limit) = list_req(Vec::new(), &p)?;
+            let r = c
+                .under_replicated(pb::PageRequest { cursor, limit })
+                .await?
+                .into_inner();
+            let rows: Vec<Value> = r
+                .uploads
+                .iter()
+                .map(|u| json!({"cid": hex::encode(&u.cid), "reason": u.reason, "since_height": u.since_height}))
+                .collect();
+            json!({"uploads": rows, "next_cursor": hex::encode(r.next_cursor), "height": r.height})
         }
         RightsQuery::CheckAccess {
             cid,

@@ -173,10 +173,18 @@ pub async fn request_access(
             .unwrap_or(&pb::AccessRequest::default()),
     ))
     .into();
+    let asked = signed
+        .request
+        .as_ref()
+        .map(|r| r.cid.clone())
+        .unwrap_or_default();
     let g = c.content.request_access(signed).await?.into_inner();
     let bad =
         |why: &str| tonic::Status::data_loss(format!("holder {}: {why}", hex::encode(holder.key)));
     let r = g.receipt.clone().ok_or_else(|| bad("no receipt"))?;
+    if g.cid != asked && g.encrypted_cid != asked {
+        return Err(bad("the answer names another cid"));
+    }
     if r.validator != holder.key
         || r.request_hash != want_hash
         || r.consumer_pubkey != consumer.pubkey()
@@ -351,6 +359,12 @@ pub async fn download(
         }
         if let Err(e) = from_replica(r, &signed, upload, dek, &mut p, progress).await {
             errors.push(format!("{}: {e:#}", hex::encode(r.key)));
+            if p.next == 0 {
+                // no chunk opened under this replica's header: ask the next
+                // one for its own
+                p.opener = None;
+                p.enc = Sha256::new();
+            }
         }
     }
     let done = p.next >= p.chunks;
@@ -415,7 +429,7 @@ async fn from_replica(
         .map_err(|s| anyhow!("{}", s.message()))?
         .into_inner();
     while let Some(m) = s.message().await.map_err(|s| anyhow!("{}", s.message()))? {
-        let end = m.offset + m.data.len() as u64;
+        let end = m.offset.saturating_add(m.data.len() as u64);
         take(p, m, dek, total).await?;
         progress(end, total);
     }

@@ -32,6 +32,16 @@ fn refused(e: &AccessError) -> Status {
     e.to_status()
 }
 
+/// `ACCESS_REQUEST_INVALID` past [`MAX_REQUEST_BYTES`] (the service
+/// decodes up to an upload chunk's size for `Upload`).
+fn too_large(len: usize) -> Result<(), Status> {
+    if len > MAX_REQUEST_BYTES {
+        let e = AccessError::Invalid(format!("request is {len} bytes, over {MAX_REQUEST_BYTES}"));
+        return Err(refused(&e));
+    }
+    Ok(())
+}
+
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, AccessError> + Send + 'static,
 ) -> Result<T, Status> {
@@ -49,6 +59,7 @@ pub async fn request_access(
 ) -> Result<Response<AccessGranted>, Status> {
     let a = access.clone();
     let signed = req.into_inner();
+    too_large(prost::Message::encoded_len(&signed))?;
     blocking(move || a.request_access(&signed))
         .await
         .map(Response::new)
@@ -66,6 +77,7 @@ pub async fn download(
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
     let a = access.clone();
     let body = req.into_inner();
+    too_large(prost::Message::encoded_len(&body))?;
     let sending = blocking(move || a.open_download(&body, ip)).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(4);
     tokio::spawn(crate::access::download::send(sending, tx));

@@ -214,6 +214,24 @@ impl RightsService for RightsServiceImpl {
         .await
     }
 
+    async fn under_replicated(
+        &self,
+        req: Request<crate::proto::rights::PageRequest>,
+    ) -> Result<Response<crate::proto::rights::UnderReplicatedResponse>, Status> {
+        let r = req.into_inner();
+        read(&self.store, move |v, height| {
+            let (uploads, next) =
+                crate::keyspaces::uploads::query::under_replicated(v, &r.cursor, r.limit)
+                    .map_err(internal)?;
+            Ok(crate::proto::rights::UnderReplicatedResponse {
+                uploads,
+                next_cursor: next.unwrap_or_default(),
+                height,
+            })
+        })
+        .await
+    }
+
     async fn grants_by_key(
         &self,
         req: Request<ListByKeyRequest>,

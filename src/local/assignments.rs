@@ -47,6 +47,12 @@ impl Assignment {
 pub trait AssignmentSource: Send + Sync + 'static {
     /// Every assignment, read from one consistent view of `state`.
     fn all(&self, state: &View<'_>) -> anyhow::Result<Vec<Assignment>>;
+    /// The assignments naming `me` (in either set). By default every
+    /// assignment, which [`super::reconcile::wanted`] filters.
+    fn for_validator(&self, state: &View<'_>, me: &[u8; 32]) -> anyhow::Result<Vec<Assignment>> {
+        let _ = me;
+        self.all(state)
+    }
     /// The assignment whose DEK or content cid is `cid`.
     fn by_cid(&self, state: &View<'_>, cid: &[u8]) -> anyhow::Result<Option<Assignment>> {
         Ok(self
@@ -105,6 +111,18 @@ impl AssignmentSource for ChainAssignments {
                 Err(e) => {
                     tracing::error!(key = %hex::encode(&key), error = %e, "skipping a corrupt upload record")
                 }
+            }
+        }
+        Ok(out)
+    }
+
+    /// From `assignments/{me}/`: only the uploads this validator serves,
+    /// not every upload on chain.
+    fn for_validator(&self, state: &View<'_>, me: &[u8; 32]) -> anyhow::Result<Vec<Assignment>> {
+        let mut out = Vec::new();
+        for cid in crate::keyspaces::uploads::query::assigned_to(state, me)? {
+            if let Some(u) = state.upload(&cid)? {
+                out.push(of_upload(&u));
             }
         }
         Ok(out)

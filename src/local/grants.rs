@@ -72,12 +72,13 @@ pub trait GrantsExt: LocalRaw {
             .map_or(0, u64::from_be_bytes))
     }
 
-    /// Adds `n` refused deliveries and forgets their pending rows, in one
-    /// synced batch.
+    /// Counts the deliveries `seqs` as refused and forgets their pending
+    /// rows, in one synced batch.
     fn refuse_pending(&self, seqs: &[u64]) -> Result<(), LocalError> {
         let total = self.refused_grants()? + seqs.len() as u64;
-        self.put_raw(&keys::refused_grants(), &total.to_be_bytes())?;
-        self.remove_pending(seqs)
+        let count = (keys::refused_grants(), total.to_be_bytes().to_vec());
+        let rows: Vec<Vec<u8>> = seqs.iter().map(|s| keys::pending_grant(*s)).collect();
+        self.apply_raw(&[count], &rows)
     }
 
     /// Forgets the answered nonces whose window has passed; returns how

@@ -12,9 +12,12 @@
 //!   yet recorded on chain, and the answered request nonces.
 //!
 //! [`reconcile`] decides, as a pure function, what is missing; [`worker`]
-//! fetches it from peers ([`peer_client`]) after every committed block.
+//! fetches it from peers ([`peer_client`]) after every committed block;
+//! [`confirm`] tells the chain when a handover's joining member (this
+//! validator) holds what it joined for.
 
 pub mod assignments;
+pub mod confirm;
 pub mod content;
 pub mod deks;
 pub mod grants;
@@ -80,6 +83,9 @@ pub trait LocalRaw {
     fn scan_raw(&self, prefix: &[u8]) -> Result<Rows, LocalError>;
     /// Deletes every key in one synced batch: all or none.
     fn delete_raw_all(&self, keys: &[Vec<u8>]) -> Result<(), LocalError>;
+    /// Writes `puts` and deletes `deletes` in one synced batch.
+    fn apply_raw(&self, puts: &[(Vec<u8>, Vec<u8>)], deletes: &[Vec<u8>])
+        -> Result<(), LocalError>;
 }
 
 /// Creates `path` (and missing parents) readable by this user only (0700),
@@ -165,8 +171,18 @@ impl LocalRaw for LocalStore {
         Ok(self.db.write_opt(batch, &Self::synced())?)
     }
     fn delete_raw_all(&self, keys: &[Vec<u8>]) -> Result<(), LocalError> {
+        self.apply_raw(&[], keys)
+    }
+    fn apply_raw(
+        &self,
+        puts: &[(Vec<u8>, Vec<u8>)],
+        deletes: &[Vec<u8>],
+    ) -> Result<(), LocalError> {
         let mut batch = rocksdb::WriteBatch::default();
-        for k in keys {
+        for (k, v) in puts {
+            batch.put(k, v);
+        }
+        for k in deletes {
             batch.delete(k);
         }
         Ok(self.db.write_opt(batch, &Self::synced())?)

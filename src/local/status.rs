@@ -103,7 +103,10 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
     let mut content = node.local.all_content_sync()?;
     let mut deks = node.local.all_dek_sync()?;
     let view = node.chain.view();
-    let want = wanted(&node.me(), &node.assignments.all(&view)?);
+    let want = wanted(
+        &node.me(),
+        &node.assignments.for_validator(&view, &node.me())?,
+    );
     let mut unassigned: Vec<Vec<u8>> = node
         .content
         .list()?

@@ -239,7 +239,7 @@ fn decide(
     let Some(height) = view.commit_info()?.height else {
         return Ok((None, Vec::new()));
     };
-    let assignments = node.assignments.all(&view)?;
+    let assignments = node.assignments.for_validator(&view, &node.me())?;
     drop(view);
     let want = wanted(&node.me(), &assignments);
     let local = read_local(node, &want.content, in_flight)?;

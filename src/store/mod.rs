@@ -51,11 +51,15 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// 6: `params/current` carries the gas schedule (`gas`), which a store of
 /// an earlier version lacks. 7: `params/current` carries `storage`, account
 /// records count their own bytes, and `sponsorships/` and `sponsor_pools/`
-/// exist. A store of another version is refused at open,
+/// exist. 9: `grants/` records are one per (cid, consumer, grant period)
+/// keyed by the period's start, `params/current` carries
+/// `rights.grant_period_secs` and `reassignments_per_block`, and
+/// `assignments/`, `churn/`, `under_replicated/` and `grant_seq/` exist.
+/// A store of another version is refused at open,
 /// never read under the wrong layout. A new protobuf field is not a layout
 /// change (validator records' `client_endpoint`: a record without it reads
 /// as empty, and an empty one encodes to the same bytes as before).
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

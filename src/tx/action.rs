@@ -47,6 +47,8 @@ pub enum Action {
     SetPolicy(SetPolicy),
     RecordGrant(RecordGrant),
     RecordGrants(RecordGrants),
+    AmendUploadSets(crate::keyspaces::uploads::AmendUploadSets),
+    ConfirmHolding(crate::keyspaces::uploads::ConfirmHolding),
     KvTokenCreate(KvTokenCreate),
     KvTokenUpdate(KvTokenUpdate),
     KvTokenDelete(KvTokenDelete),
@@ -84,6 +86,8 @@ impl Action {
             Action::SetPolicy(a) => a.check_stateless(params),
             Action::RecordGrant(a) => a.check_stateless(params),
             Action::RecordGrants(a) => a.check_stateless(params),
+            Action::AmendUploadSets(a) => a.check_stateless(params),
+            Action::ConfirmHolding(a) => a.check_stateless(params),
             Action::KvTokenCreate(a) => a.check_stateless(params),
             Action::KvTokenUpdate(a) => a.check_stateless(params),
             Action::KvTokenDelete(a) => a.check_stateless(params),
@@ -135,6 +139,8 @@ impl Action {
             | Action::SetPolicy(_)
             | Action::RecordGrant(_)
             | Action::RecordGrants(_)
+            | Action::AmendUploadSets(_)
+            | Action::ConfirmHolding(_)
             | Action::SetAccountQuota(_) => Ok(None),
         }
     }
@@ -167,6 +173,8 @@ impl Action {
             Action::SetPolicy(_) => "rights.set_policy",
             Action::RecordGrant(_) => "rights.record_grant",
             Action::RecordGrants(_) => "rights.record_grants",
+            Action::AmendUploadSets(_) => "rights.amend_upload_sets",
+            Action::ConfirmHolding(_) => "rights.confirm_holding",
             Action::KvTokenCreate(_) => "kv.token.create",
             Action::KvTokenUpdate(_) => "kv.token.update",
             Action::KvTokenDelete(_) => "kv.token.delete",
@@ -207,6 +215,8 @@ impl TryFrom<pb::Action> for Action {
             Kind::SetPolicy(a) => Action::SetPolicy(a.try_into()?),
             Kind::RecordGrant(a) => Action::RecordGrant(a.into()),
             Kind::RecordGrants(a) => Action::RecordGrants(a.into()),
+            Kind::AmendUploadSets(a) => Action::AmendUploadSets(a.into()),
+            Kind::ConfirmHolding(a) => Action::ConfirmHolding(a.into()),
             Kind::SetAccountQuota(a) => Action::SetAccountQuota(a.into()),
             Kind::KvTokenCreate(c) => Action::KvTokenCreate(c.try_into().map_err(e)?),
             Kind::KvTokenUpdate(u) => Action::KvTokenUpdate(u.try_into().map_err(e)?),
@@ -251,6 +261,8 @@ impl From<Action> for pb::Action {
             Action::SetPolicy(a) => Kind::SetPolicy(a.into()),
             Action::RecordGrant(a) => Kind::RecordGrant(a.into()),
             Action::RecordGrants(a) => Kind::RecordGrants(a.into()),
+            Action::AmendUploadSets(a) => Kind::AmendUploadSets(a.into()),
+            Action::ConfirmHolding(a) => Kind::ConfirmHolding(a.into()),
             Action::KvSet(s) => Kind::KvSet(s.into()),
             Action::KvDelete(d) => Kind::KvDelete(d.into()),
             Action::KvTokenCreate(c) => Kind::KvTokenCreate(c.into()),

@@ -109,6 +109,12 @@ fn each_refusal_has_its_code() {
         .to_bytes()
         .to_vec();
     assert_eq!(verify(&s).unwrap_err().code(), Code::AccessSignature);
+    // a small-order key, for which anyone can forge a ZIP-215 signature
+    let mut s = sign_request(&consumer(), request());
+    let mut weak = [0u8; 32];
+    weak[0] = 1;
+    s.request.as_mut().unwrap().consumer_pubkey = weak.to_vec();
+    assert_eq!(verify(&s).unwrap_err().code(), Code::AccessRequestInvalid);
     let mut s = sign_request(&consumer(), request());
     s.signature.pop();
     assert_eq!(verify(&s).unwrap_err().code(), Code::AccessRequestInvalid);

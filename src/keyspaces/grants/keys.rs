@@ -8,6 +8,7 @@ use crate::keyspaces::rights::cid_segment;
 const PREFIX: &[u8] = b"grants/";
 const BY_KEY: &[u8] = b"grants_by_key/";
 const RATE: &[u8] = b"grant_rate/";
+const SEQ: &[u8] = b"grant_seq/";
 
 /// `grants/{cid}/`.
 pub fn grants_cid_prefix(cid: &[u8]) -> Vec<u8> {
@@ -44,6 +45,14 @@ pub fn grant_by_key_key(consumer: &[u8; 32], cid: &[u8], period: u64) -> Vec<u8>
 /// verifiable state, read by `max_grants_per_validator_per_block`).
 pub fn grant_rate_key(validator: &[u8; 32]) -> Vec<u8> {
     let mut k = RATE.to_vec();
+    k.extend_from_slice(validator);
+    k
+}
+
+/// `grant_seq/{validator}`: the end of the validator's last recorded
+/// delivery range (`RecordGrants.to`), 8 bytes big-endian.
+pub fn grant_seq_key(validator: &[u8; 32]) -> Vec<u8> {
+    let mut k = SEQ.to_vec();
     k.extend_from_slice(validator);
     k
 }

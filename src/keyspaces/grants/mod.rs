@@ -9,7 +9,8 @@ mod keys;
 mod record;
 
 pub use keys::{
-    grant_by_key_key, grant_key, grant_rate_key, grants_by_key_prefix, grants_cid_prefix,
+    grant_by_key_key, grant_key, grant_rate_key, grant_seq_key, grants_by_key_prefix,
+    grants_cid_prefix,
 };
 pub use record::{period_start, RecordGrant, RecordGrants};
 
@@ -36,6 +37,12 @@ pub trait GrantsRead: StateRead {
                 .map(Some)
                 .map_err(|e| StoreError::corrupt(&key, e)),
         }
+    }
+
+    /// The end of `validator`'s last recorded delivery range (0: none).
+    fn grant_seq(&self, validator: &[u8; 32]) -> Result<u64, StoreError> {
+        let key = grant_seq_key(validator);
+        u64_of(&key, self.get_raw(&key)?)
     }
 
     /// Grants `validator` recorded at `height` (0 when its latest were
@@ -71,6 +78,10 @@ pub trait GrantsWrite: StateWrite {
         self.put_index_raw(by_key, value.clone());
         self.put_raw(primary, value);
         bytes
+    }
+
+    fn put_grant_seq(&mut self, validator: &[u8; 32], to: u64) {
+        self.put_raw(grant_seq_key(validator), to.to_be_bytes().to_vec());
     }
 
     fn put_grants_recorded_at(&mut self, validator: &[u8; 32], height: u64, n: u64) {

@@ -134,8 +134,10 @@ impl RecordGrant {
     }
 
     /// Adds the deliveries to this period's record (a new record when it is
-    /// the period's first), charging its bytes to the validator that
-    /// recorded the period's first delivery. Returns the period's count.
+    /// the period's first). A new record is charged to the validator that
+    /// records it, at the size the record can grow to
+    /// ([`GRANT_GROWTH`] bytes more), so later recordings by any holder
+    /// charge nothing. Returns the period's count.
     fn add_to_log<S: StateWrite>(
         &self,
         state: &mut S,
@@ -143,17 +145,9 @@ impl RecordGrant {
         consumer: &[u8; 32],
         now: u64,
     ) -> Result<u64, TxError> {
-        use crate::keyspaces::accounts::storage::{charge, row_bytes};
         let period = period_start(now, ctx.params.rights.grant_period_secs);
         let old = state.grant(&self.cid, consumer, period)?;
-        let old_bytes = old.as_ref().map_or(0, |g| {
-            use prost::Message;
-            let (a, b) = (
-                super::grant_key(&self.cid, consumer, period),
-                super::grant_by_key_key(consumer, &self.cid, period),
-            );
-            row_bytes(a.len(), g.encoded_len()) + row_bytes(b.len(), g.encoded_len())
-        });
+        let new = old.is_none();
         let mut g = old.unwrap_or_else(|| pb::Grant {
             cid: self.cid.clone(),
             consumer_pubkey: consumer.to_vec(),
@@ -166,23 +160,36 @@ impl RecordGrant {
         g.territory = self.territory.clone();
         g.timestamp = now;
         g.last_height = ctx.height;
-        let payer = identity("validator_pubkey", &g.validator_pubkey)?;
         let bytes = state.put_grant(consumer, &g);
-        charge(state, ctx, &payer, bytes, old_bytes)?;
+        if new {
+            let signer = ctx.signer;
+            let charged = bytes.saturating_add(2 * GRANT_GROWTH);
+            crate::keyspaces::accounts::storage::charge(state, ctx, &signer, charged, 0)?;
+        }
         Ok(g.count)
     }
 }
+
+/// The bytes a grant record's value can grow by after its first write:
+/// `count`, `last_height` and `timestamp` are varints that lengthen (at
+/// most 9 bytes each from 1); the territory and keys keep their size.
+pub const GRANT_GROWTH: u64 = 27;
 
 /// Domain form of `stave.rights.v1.RecordGrants`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordGrants {
     pub grants: Vec<RecordGrant>,
+    /// The holder's delivery range `[from, to)`; `(0, 0)`: none.
+    pub from: u64,
+    pub to: u64,
 }
 
 impl From<pb::RecordGrants> for RecordGrants {
     fn from(p: pb::RecordGrants) -> Self {
         RecordGrants {
             grants: p.grants.into_iter().map(RecordGrant::from).collect(),
+            from: p.from,
+            to: p.to,
         }
     }
 }
@@ -191,19 +198,27 @@ impl From<RecordGrants> for pb::RecordGrants {
     fn from(r: RecordGrants) -> Self {
         pb::RecordGrants {
             grants: r.grants.into_iter().map(pb::RecordGrant::from).collect(),
+            from: r.from,
+            to: r.to,
         }
     }
 }
 
 impl RecordGrants {
     /// At least one entry, at most `max_grants_per_validator_per_block`,
-    /// each well formed.
+    /// each well formed; a range that is empty or none.
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         let max = params.rights.max_grants_per_validator_per_block;
         if self.grants.is_empty() {
             return Err(TxError::InvalidArgument(
                 "RecordGrants carries no grant".into(),
             ));
+        }
+        if self.to <= self.from && (self.from, self.to) != (0, 0) {
+            return Err(TxError::InvalidArgument(format!(
+                "delivery range [{}, {}) is empty",
+                self.from, self.to
+            )));
         }
         crate::keyspaces::rights::cap("RecordGrants entries", self.grants.len(), max)?;
         self.grants
@@ -213,11 +228,27 @@ impl RecordGrants {
 
     /// Every entry's [`RecordGrant::execute`], in order; the first refusal
     /// refuses the whole action (the tx's overlay is dropped).
+    ///
+    /// # Errors
+    /// `Conflict` when the range starts below the end of the signer's
+    /// last recorded range (it was recorded already); every entry's.
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
+        if self.to != 0 {
+            let recorded = state.grant_seq(&ctx.signer)?;
+            if self.from < recorded {
+                return Err(TxError::Conflict(format!(
+                    "deliveries [{}, {}) of {}: those below {recorded} are recorded already",
+                    self.from,
+                    self.to,
+                    hx(&ctx.signer)
+                )));
+            }
+            state.put_grant_seq(&ctx.signer, self.to);
+        }
         self.grants.iter().try_for_each(|g| g.execute(state, ctx))
     }
 }

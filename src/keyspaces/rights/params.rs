@@ -38,6 +38,8 @@ pub struct RightsParams {
     /// The grant log keeps one record per (cid, consumer, period) of this
     /// many seconds of block time, with a count (docs/access.md).
     pub grant_period_secs: u64,
+    /// Uploads EndBlock reassigns per block away from validators that left.
+    pub reassignments_per_block: u32,
 }
 
 impl Default for RightsParams {
@@ -68,6 +70,8 @@ impl Default for RightsParams {
             max_image_bytes: 32 << 20,
             // One record per consumer, cid and day.
             grant_period_secs: 86_400,
+            // an upload's reassignment is a few reads and writes
+            reassignments_per_block: 64,
         }
     }
 }
@@ -102,9 +106,10 @@ impl RightsParams {
             || self.ungrouped_content_budget == 0
             || self.max_image_bytes == 0
             || self.grant_period_secs == 0
+            || self.reassignments_per_block == 0
         {
             return Err(
-                "rights.max_encrypted_bytes, group_content_budget, validator_replication_quota, ungrouped_content_budget, max_image_bytes and grant_period_secs must be positive"
+                "rights.max_encrypted_bytes, group_content_budget, validator_replication_quota, ungrouped_content_budget, max_image_bytes, grant_period_secs and reassignments_per_block must be positive"
                     .into(),
             );
         }
@@ -141,6 +146,7 @@ impl From<&RightsParams> for pb::RightsParams {
             ungrouped_content_budget: p.ungrouped_content_budget,
             max_image_bytes: p.max_image_bytes,
             grant_period_secs: p.grant_period_secs,
+            reassignments_per_block: p.reassignments_per_block,
         }
     }
 }
@@ -169,6 +175,7 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             ungrouped_content_budget: p.ungrouped_content_budget,
             max_image_bytes: p.max_image_bytes,
             grant_period_secs: p.grant_period_secs,
+            reassignments_per_block: p.reassignments_per_block,
         };
         params.validate()?;
         Ok(params)

@@ -58,7 +58,25 @@ impl From<UploadComplete> for pb::UploadComplete {
 }
 
 /// A set of distinct validator keys, 1..=`max_set_size` of them.
-fn check_key_set(what: &str, set: &[Vec<u8>], p: &RightsParams) -> Result<(), TxError> {
+/// `InvalidManifest` unless every member is an ACTIVE validator.
+pub(super) fn require_active<'a, S: StateWrite>(
+    state: &S,
+    members: impl Iterator<Item = &'a Vec<u8>>,
+) -> Result<(), TxError> {
+    for k in members {
+        let key: [u8; 32] = k.as_slice().try_into().unwrap_or([0; 32]);
+        if !state.is_active_validator(&key)? {
+            return Err(RightsError::InvalidManifest(format!(
+                "set member {} is not an active validator",
+                hx(k)
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn check_key_set(what: &str, set: &[Vec<u8>], p: &RightsParams) -> Result<(), TxError> {
     if set.is_empty() {
         return Err(RightsError::InvalidManifest(format!("{what} is empty")).into());
     }
@@ -195,16 +213,7 @@ impl UploadComplete {
         if !state.is_active_validator(&ctx.signer)? {
             return Err(not_processor("not an active validator").into());
         }
-        for k in m.replication_set.iter().chain(&m.dek_holder_set) {
-            let key: [u8; 32] = k.as_slice().try_into().unwrap_or([0; 32]);
-            if !state.is_active_validator(&key)? {
-                return Err(RightsError::InvalidManifest(format!(
-                    "set member {} is not an active validator",
-                    hx(k)
-                ))
-                .into());
-            }
-        }
+        require_active(state, m.replication_set.iter().chain(&m.dek_holder_set))?;
         if state.upload(&m.flac_cid)?.is_some() {
             return Err(RightsError::UploadExists(hx(&m.flac_cid)).into());
         }
@@ -212,7 +221,9 @@ impl UploadComplete {
         // Content joins a group only as a member's upload (governance).
         crate::keyspaces::groups::require_member(state, &m.group_id, &m.uploader_pubkey)?;
         charge_content(state, m, &ctx.params.rights)?;
-        let bytes = state.put_upload(&self.record(ctx))?;
+        let record = self.record(ctx);
+        let bytes = state.put_upload(&record)?;
+        super::handover::assign_new(state, &record);
         let uploader: [u8; 32] =
             m.uploader_pubkey.as_slice().try_into().map_err(|_| {
                 RightsError::InvalidManifest("uploader_pubkey is not 32 bytes".into())
@@ -249,6 +260,7 @@ impl UploadComplete {
             dek_commitment: m.dek_commitment,
             facts: m.facts,
             image_sizes: m.image_sizes,
+            handover: None,
         }
     }
 }

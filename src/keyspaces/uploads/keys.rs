@@ -6,6 +6,9 @@ const BY_IMAGE: &[u8] = b"uploads_by_image/";
 const GROUP_USAGE: &[u8] = b"uploads_usage/group/";
 const UNGROUPED_USAGE: &[u8] = b"uploads_usage/ungrouped";
 const VALIDATOR_USAGE: &[u8] = b"uploads_usage/validator/";
+const ASSIGNMENTS: &[u8] = b"assignments/";
+const CHURN: &[u8] = b"churn/";
+const UNDER_REPLICATED: &[u8] = b"under_replicated/";
 
 /// `uploads/`.
 pub fn uploads_prefix() -> Vec<u8> {
@@ -60,6 +63,47 @@ pub fn validator_usage_key(operator: &[u8]) -> Vec<u8> {
     k
 }
 
+/// `assignments/{operator}/`: every upload the validator serves.
+pub fn assignments_prefix(operator: &[u8; 32]) -> Vec<u8> {
+    let mut k = ASSIGNMENTS.to_vec();
+    k.extend_from_slice(operator);
+    k
+}
+
+/// `assignments/{operator}/{flac_cid}` (value: one byte, [`super::handover::REPLICA`]
+/// | [`super::handover::HOLDER`]): the validator serves the upload. Verifiable
+/// state, so reassignment never reads the index space.
+pub fn assignment_key(operator: &[u8; 32], flac_cid: &[u8]) -> Vec<u8> {
+    let mut k = assignments_prefix(operator);
+    k.extend_from_slice(flac_cid);
+    k
+}
+
+/// `churn/`: validators whose uploads EndBlock still reassigns.
+pub fn churn_prefix() -> Vec<u8> {
+    CHURN.to_vec()
+}
+
+/// `churn/{operator}` (value: the last flac cid reassigned, empty at
+/// first).
+pub fn churn_key(operator: &[u8; 32]) -> Vec<u8> {
+    let mut k = CHURN.to_vec();
+    k.extend_from_slice(operator);
+    k
+}
+
+/// `under_replicated/`.
+pub fn under_replicated_prefix() -> Vec<u8> {
+    UNDER_REPLICATED.to_vec()
+}
+
+/// `under_replicated/{flac_cid}` (value: `UnderReplicated`).
+pub fn under_replicated_key(flac_cid: &[u8]) -> Vec<u8> {
+    let mut k = UNDER_REPLICATED.to_vec();
+    k.extend_from_slice(flac_cid);
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +117,13 @@ mod tests {
         assert!(!validator_usage_key(b"x").starts_with(&uploads_prefix()));
         assert!(!content_pool_key("x").starts_with(b"uploads_usage/validator/"));
         assert_ne!(content_pool_key(""), content_pool_key("ungrouped"));
+        for k in [
+            assignment_key(&[1; 32], b"x"),
+            churn_key(&[1; 32]),
+            under_replicated_key(b"x"),
+        ] {
+            assert!(!k.starts_with(&uploads_prefix()));
+        }
         assert_eq!(
             upload_by_content_key(b"ab"),
             b"uploads_by_content/ab".to_vec()

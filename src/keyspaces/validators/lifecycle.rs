@@ -71,6 +71,8 @@ pub(crate) fn enter<S: StateWrite>(
         if totals.active_count <= 1 {
             return Err(last_active(op, "leaving").into());
         }
+        // its uploads get replacements (EndBlock, under a budget)
+        crate::keyspaces::uploads::churn::enqueue(state, op)?;
         totals.active_count -= 1;
         totals.active_power = totals.active_power.saturating_sub(power);
     }
