@@ -25,6 +25,10 @@ use stave::proto::rights as pb;
 use stave::store::{ChainStore, MemState, Overlay};
 use stave::tx::{build::sign_tx, Action};
 
+#[path = "support/settle.rs"]
+mod settle;
+use settle::settle;
+
 const CHAIN: &str = "bench";
 const CIDS: u64 = 1000;
 
@@ -69,41 +73,6 @@ fn prefill(store: &ChainStore, n: u64) {
         t.elapsed().as_secs_f64()
     );
     settle(store);
-}
-
-/// Flushes every column family and waits until RocksDB has no flush or
-/// compaction running or pending, so the measurement sees a node in steady
-/// state rather than the background work the one-shot prefill leaves behind.
-fn settle(store: &ChainStore) {
-    let t = Instant::now();
-    let db = store.db();
-    let busy = |name: &str| {
-        let cf = db.cf_handle(name).expect("cf");
-        [
-            "rocksdb.compaction-pending",
-            "rocksdb.num-running-compactions",
-            "rocksdb.num-running-flushes",
-        ]
-        .iter()
-        .any(|p| {
-            db.property_int_value_cf(&cf, *p)
-                .ok()
-                .flatten()
-                .unwrap_or(0)
-                > 0
-        })
-    };
-    for name in stave::store::cf::ALL {
-        let cf = db.cf_handle(name).expect("cf");
-        db.flush_cf(&cf).expect("flush");
-    }
-    while stave::store::cf::ALL.iter().any(|n| busy(n)) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    eprintln!(
-        "background flushes and compactions settled in {:.1}s",
-        t.elapsed().as_secs_f64()
-    );
 }
 
 /// A request for holder `i`: inside its territory on even `k`, outside on odd.

@@ -343,8 +343,14 @@ async fn public(
     net.expect_success("stave content fetch (PUBLIC, no entitlement)", &out);
     let bytes = std::fs::read(&flac).expect("FLAC");
     assert_eq!(Sha256::digest(&bytes).to_vec(), digest(cid));
-    // no request at all: the ciphertext, which hashes to encrypted_cid
-    let mut c = net.client(2).await;
+    // no request at all, from a replica: the ciphertext, which hashes to
+    // encrypted_cid
+    let replicas = cc::peers(&mut net.client(1).await, &upload.replication_set)
+        .await
+        .expect("replicas");
+    let mut c = stave::client::StaveClient::connect(&replicas[0].endpoint)
+        .await
+        .expect("connect");
     let mut s = c
         .content
         .download(cpb::DownloadRequest {

@@ -34,6 +34,13 @@ fn confirm() -> Action {
     })
 }
 
+fn joining(u: &pb::Upload) -> Vec<Vec<u8>> {
+    u.handover
+        .iter()
+        .flat_map(|h| h.unconfirmed.iter().map(|j| j.validator.clone()))
+        .collect()
+}
+
 fn upload(w: &World) -> pb::Upload {
     w.node
         .store
@@ -75,7 +82,7 @@ async fn upload_sets_change_hands_only_after_joining_members_confirm() {
         .ok();
     let u = upload(&w);
     assert_eq!(u.replication_set, keys(&[v0, v1, v2, v3]));
-    assert_eq!(u.handover.as_ref().unwrap().unconfirmed, keys(&[v3]));
+    assert_eq!(joining(&u), keys(&[v3]));
     assert_eq!(under_replicated(&w).len(), 1);
     w.refused(v1, vec![confirm()], Code::Conflict).await;
     w.send(v3, vec![confirm()]).await.ok();
@@ -93,7 +100,7 @@ async fn upload_sets_change_hands_only_after_joining_members_confirm() {
         .ok();
     let h = upload(&w).handover.expect("a handover");
     assert_eq!(h.replication_set, keys(&[v0, v2, v3]));
-    assert_eq!(h.unconfirmed, keys(&[v2]));
+    assert_eq!(joining(&upload(&w)), keys(&[v2]));
     assert!(
         upload(&w).replication_set.contains(&pk(v1).to_vec()),
         "v1 serves on"
@@ -102,4 +109,13 @@ async fn upload_sets_change_hands_only_after_joining_members_confirm() {
     let u = upload(&w);
     assert_eq!((u.replication_set, u.handover), (keys(&[v0, v2, v3]), None));
     assert!(under_replicated(&w).is_empty());
+    // v1 (UNBONDING) no longer serves the upload: no assignment, no quota
+    let view = w.node.store.view();
+    let mine = stave::keyspaces::uploads::query::assigned_to(&view, &pk(v1)).unwrap();
+    assert!(mine.is_empty(), "{mine:?}");
+    assert_eq!(view.validator_replicated(&pk(v1)).unwrap(), 0);
+    assert!(view.validator_replicated(&pk(v2)).unwrap() > 0);
+    drop(view);
+    // and a member that left cannot confirm anything any more
+    w.refused(v1, vec![confirm()], Code::Unauthorized).await;
 }

@@ -27,7 +27,7 @@ use super::{receipt, AccessConfig, AccessError, Request};
 use crate::crypto::wrap::{unwrap_dek, wrap_dek};
 use crate::crypto::{dek_commitment, Dek};
 use crate::keyspaces::casbin::CacheUse;
-use crate::keyspaces::params::ParamsRead;
+use crate::keyspaces::params::{Params, ParamsRead};
 use crate::keyspaces::rights::{access, block_secs, RightsError};
 use crate::keyspaces::uploads::UploadsRead;
 use crate::keyspaces::validators::ValidatorsRead;
@@ -66,6 +66,21 @@ pub(crate) struct Allowed {
     pub block_time: u64,
     pub policy_type: String,
     pub reason: String,
+}
+
+/// The committed state's commit info and params, read once per request.
+pub(crate) struct At {
+    pub info: crate::store::CommitInfo,
+    pub params: Params,
+}
+
+impl At {
+    pub(crate) fn read(view: &View<'_>) -> Result<Self, AccessError> {
+        Ok(At {
+            info: view.commit_info()?,
+            params: view.params()?.unwrap_or_default(),
+        })
+    }
 }
 
 fn hexes(keys: &[Vec<u8>]) -> Vec<String> {
@@ -134,7 +149,8 @@ impl Access {
     ) -> Result<pb::AccessGranted, AccessError> {
         self.ready()?;
         let view = self.node.chain.view();
-        let (req, upload) = self.verified(&view, signed, true)?;
+        let at = At::read(&view)?;
+        let (req, upload) = self.verified(&view, &at, signed, true)?;
         let me = self.node.me();
         let holder = upload.dek_holder_set.iter().any(|k| k.as_slice() == me);
         if !holder || !view.is_active_validator(&me)? {
@@ -147,11 +163,15 @@ impl Access {
         if self.node.local.nonce_seen(&req.replay_key())? {
             return Err(replayed(&req));
         }
-        let ok = self.decide(&view, req, upload, false)?;
-        let cap = self.cap(&view)?;
+        let ok = self.decide(&view, &at, req, upload, false)?;
+        let cap = self.cap(&at.params);
         let dek = self.own_dek(&ok.upload, &ok.req.cid)?;
-        let granted = self.wrap(&ok, &dek, &view)?;
-        self.record(&ok, cap)?;
+        let granted = self.wrap(&ok, &dek, &at.info.chain_id)?;
+        let recorded = {
+            use crate::keyspaces::grants::GrantsRead;
+            view.grant_seq(&me)?
+        };
+        self.record(&ok, cap, recorded)?;
         Ok(granted)
     }
 
@@ -161,20 +181,19 @@ impl Access {
     pub(crate) fn verified(
         &self,
         view: &View<'_>,
+        at: &At,
         signed: &pb::SignedAccessRequest,
         must_name_me: bool,
     ) -> Result<(Request, Upload), AccessError> {
-        let info = view.commit_info()?;
-        let params = view.params()?.unwrap_or_default();
-        let at = Check {
-            chain_id: &info.chain_id,
+        let check = Check {
+            chain_id: &at.info.chain_id,
             me: self.node.me(),
             now_ms: crate::content::now_ms(),
             window_ms: self.cfg.window_secs.saturating_mul(1000),
-            rights: &params.rights,
+            rights: &at.params.rights,
             must_name_me,
         };
-        let req = Request::verify(signed, &at)?;
+        let req = Request::verify(signed, &check)?;
         let upload = match view.upload(&req.cid)? {
             Some(u) => u,
             None => view.upload_by_content(&req.cid)?.ok_or_else(|| {
@@ -191,12 +210,12 @@ impl Access {
     pub(crate) fn decide(
         &self,
         view: &View<'_>,
+        at: &At,
         req: Request,
         upload: Upload,
         uploader_ok: bool,
     ) -> Result<Allowed, AccessError> {
-        let info = view.commit_info()?;
-        let block_time = block_secs(info.last_block_time_ns);
+        let block_time = block_secs(at.info.last_block_time_ns);
         let d = access::decide_with(
             view,
             &access::AccessRequest {
@@ -218,7 +237,7 @@ impl Access {
         Ok(Allowed {
             req,
             upload,
-            height: info.height.unwrap_or(0),
+            height: at.info.height.unwrap_or(0),
             block_time,
             policy_type: d.policy_type.as_str_name().to_string(),
             reason,
@@ -227,13 +246,9 @@ impl Access {
 
     /// How many deliveries may await recording: `pending_blocks` blocks of
     /// `max_grants_per_validator_per_block`.
-    fn cap(&self, view: &View<'_>) -> Result<u64, AccessError> {
-        let per_block = view
-            .params()?
-            .unwrap_or_default()
-            .rights
-            .max_grants_per_validator_per_block;
-        Ok(self.cfg.pending_blocks.saturating_mul(u64::from(per_block)))
+    fn cap(&self, params: &Params) -> u64 {
+        let per_block = params.rights.max_grants_per_validator_per_block;
+        self.cfg.pending_blocks.saturating_mul(u64::from(per_block))
     }
 
     /// This validator's DEK of the upload, checked against its
@@ -264,13 +279,13 @@ impl Access {
         &self,
         ok: &Allowed,
         dek: &Dek,
-        view: &View<'_>,
+        chain_id: &str,
     ) -> Result<pb::AccessGranted, AccessError> {
         let cid = &ok.upload.flac_cid;
         let w = wrap_dek(dek, &ok.req.consumer_x25519, cid)
             .map_err(|e| AccessError::BadX25519(e.to_string()))?;
         let r = pb::AccessReceipt {
-            chain_id: view.commit_info()?.chain_id,
+            chain_id: chain_id.to_string(),
             validator: self.node.me().to_vec(),
             request_hash: ok.req.hash.to_vec(),
             cid: cid.clone(),
@@ -298,7 +313,7 @@ impl Access {
     /// ledger's lock: the nonce is checked once more there (two copies of
     /// one request race here), and so is the cap (`ACCESS_BUSY`), so
     /// concurrent requests cannot overshoot it.
-    fn record(&self, ok: &Allowed, cap: u64) -> Result<(), AccessError> {
+    fn record(&self, ok: &Allowed, cap: u64, recorded: u64) -> Result<(), AccessError> {
         let key = ok.req.replay_key();
         let window_ms = self.cfg.window_secs.saturating_mul(1000);
         let until = ok.req.timestamp_ms.saturating_add(window_ms);
@@ -311,6 +326,9 @@ impl Access {
             request_hash: ok.req.hash.to_vec(),
         };
         let mut l = self.ledger.lock();
+        // never a number the chain counts as recorded (a store rebuilt
+        // while the chain view lagged at start-up)
+        l.next_seq = l.next_seq.max(recorded);
         if self.node.local.nonce_seen(&key)? {
             return Err(replayed(&ok.req));
         }

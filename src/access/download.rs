@@ -258,8 +258,9 @@ impl super::Access {
         let view = self.node.chain.view();
         let upload = match &req.access {
             Some(signed) => {
-                let (r, u) = self.verified(&view, signed, false)?;
-                let ok = self.decide(&view, r, u, true)?;
+                let at = super::deliver::At::read(&view)?;
+                let (r, u) = self.verified(&view, &at, signed, false)?;
+                let ok = self.decide(&view, &at, r, u, true)?;
                 let u = ok.upload;
                 if !req.cid.is_empty() && req.cid != u.flac_cid && req.cid != u.encrypted_cid {
                     return Err(AccessError::Invalid(format!(

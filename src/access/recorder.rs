@@ -229,22 +229,44 @@ fn refuse(a: &Access, seqs: &[u64]) -> anyhow::Result<()> {
 
 /// How a batch's tx ended.
 enum Sent {
-    /// Committed with code 0, or CONFLICT: recorded (now or before).
+    /// Committed with code 0.
     Recorded,
-    /// Refused by the chain (simulation, CheckTx or FinalizeBlock).
+    /// Refused by the chain for what it carries (simulation, CheckTx or
+    /// FinalizeBlock).
     Refused,
-    /// Unknown (not committed in time, CometBFT down, nonce spent): the
-    /// next round reads `grant_seq` and sees.
+    /// Unknown: not committed in time, CometBFT down, the nonce spent, or
+    /// a refusal that says nothing about the entries (CONFLICT: part of
+    /// the range was recorded by an earlier tx; mempool, readiness or gas
+    /// limits). The next round reads `grant_seq`, forgets what was
+    /// recorded, and sends the rest.
     Unknown,
 }
 
+/// Codes that say nothing about the entries themselves.
+fn transient(code: u32) -> bool {
+    [
+        Code::Conflict,
+        Code::Nonce,
+        Code::MempoolPolicy,
+        Code::NotReady,
+        Code::OutOfGas,
+        Code::GasLimit,
+        Code::BlockGasExceeded,
+    ]
+    .iter()
+    .any(|c| c.value() == code)
+}
+
 fn sent(outcome: &Result<crate::client::CommittedTx, SubmitError>) -> Sent {
-    let conflict = Code::Conflict.value();
     match outcome {
-        Ok(c) if c.code == 0 || c.code == conflict => Sent::Recorded,
+        Ok(c) if c.code == 0 => Sent::Recorded,
+        Ok(c) if transient(c.code) => Sent::Unknown,
         Ok(_) => Sent::Refused,
-        Err(SubmitError::Simulation { code, .. }) if *code == conflict => Sent::Recorded,
-        Err(SubmitError::Simulation { .. } | SubmitError::Refused { .. }) => Sent::Refused,
+        Err(SubmitError::Simulation { code, .. } | SubmitError::Refused { code, .. })
+            if !transient(*code) =>
+        {
+            Sent::Refused
+        }
         Err(_) => Sent::Unknown,
     }
 }

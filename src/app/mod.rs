@@ -323,12 +323,12 @@ impl App {
             other => AppError::EndBlock(other.to_string()),
         })?;
         crate::keyspaces::kv::end_block(&mut block, time_ns, &params)?;
-        let records = params.governance.max_validator_records as usize;
-        crate::keyspaces::uploads::churn::end_block(&mut block, height, &params.rights, records)
-            .map_err(|e| match e {
+        crate::keyspaces::uploads::churn::end_block(&mut block, height, &params.rights).map_err(
+            |e| match e {
                 TxError::Store(s) => AppError::Store(s),
                 other => AppError::EndBlock(other.to_string()),
-            })?;
+            },
+        )?;
         let changes = block.into_changes();
         let t_exec = t0.elapsed();
         let commit = self.store.prepare(height, time_ns, changes)?;

@@ -23,19 +23,21 @@ use crate::proto::local::SyncStatus;
 use crate::proto::rights::Upload;
 use crate::tx::Action;
 
-/// The most `under_replicated/` rows one round reads.
-const MAX_ROWS: u32 = 1000;
+/// ConfirmHolding actions per tx.
+const PER_TX: usize = 32;
 
 /// Whether this node holds everything its target role in `u` asks for.
+/// Any doubt (a file missing, a DEK that does not unwrap) is a no.
 fn holds(node: &LocalNode, u: &Upload, role: u8) -> anyhow::Result<bool> {
     if role & REPLICA != 0 {
+        let sizes = std::iter::once(u.encrypted_size).chain(u.image_sizes.iter().copied());
         let files = std::iter::once(&u.encrypted_cid).chain(&u.image_cids);
-        for cid in files {
+        for (cid, size) in files.zip(sizes) {
             let seeding = node
                 .local
                 .content_sync(cid)?
                 .is_some_and(|e| e.status() == SyncStatus::Seeding);
-            if !seeding {
+            if !seeding || node.content.size(cid) != Some(size) {
                 return Ok(false);
             }
         }
@@ -44,7 +46,12 @@ fn holds(node: &LocalNode, u: &Upload, role: u8) -> anyhow::Result<bool> {
         let Some(held) = node.local.dek(&u.flac_cid)? else {
             return Ok(false);
         };
-        let dek = crate::crypto::wrap::unwrap_dek(&node.x25519, &wrapped_of(&held)?, &u.flac_cid)?;
+        let Ok(w) = wrapped_of(&held) else {
+            return Ok(false);
+        };
+        let Ok(dek) = crate::crypto::wrap::unwrap_dek(&node.x25519, &w, &u.flac_cid) else {
+            return Ok(false);
+        };
         if crate::crypto::dek_commitment(&dek, &u.encrypted_cid).as_slice() != u.dek_commitment {
             return Ok(false);
         }
@@ -52,10 +59,26 @@ fn holds(node: &LocalNode, u: &Upload, role: u8) -> anyhow::Result<bool> {
     Ok(true)
 }
 
+/// Every `under_replicated/` row, page by page.
+fn all_rows(
+    view: &crate::store::View<'_>,
+) -> anyhow::Result<Vec<crate::proto::rights::UnderReplicated>> {
+    let mut out = Vec::new();
+    let mut cursor = Vec::new();
+    loop {
+        let (rows, next) = crate::keyspaces::uploads::query::under_replicated(view, &cursor, 0)?;
+        out.extend(rows);
+        match next {
+            Some(n) => cursor = n,
+            None => return Ok(out),
+        }
+    }
+}
+
 /// The uploads this validator can confirm now; publishes the gauge.
 fn ready(node: &LocalNode) -> anyhow::Result<Vec<Vec<u8>>> {
     let view = node.chain.view();
-    let (rows, _) = crate::keyspaces::uploads::query::under_replicated(&view, b"", MAX_ROWS)?;
+    let rows = all_rows(&view)?;
     crate::metrics::metrics()
         .access
         .under_replicated
@@ -69,7 +92,7 @@ fn ready(node: &LocalNode) -> anyhow::Result<Vec<Vec<u8>>> {
         let Some(h) = &u.handover else {
             continue;
         };
-        if !h.unconfirmed.iter().any(|k| k.as_slice() == me) {
+        if !h.unconfirmed.iter().any(|j| j.validator.as_slice() == me) {
             continue;
         }
         let role = roles(&h.replication_set, &h.dek_holder_set)
@@ -83,7 +106,8 @@ fn ready(node: &LocalNode) -> anyhow::Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
-/// Runs until `heights` closes.
+/// Runs until `heights` closes: after each committed block, the uploads
+/// this validator can confirm, up to [`PER_TX`] per tx.
 pub async fn run(
     node: Arc<LocalNode>,
     submitter: Arc<Submitter>,
@@ -99,17 +123,28 @@ pub async fn run(
             }
             Err(_) => continue,
         };
-        for cid in cids {
-            let action = Action::ConfirmHolding(crate::keyspaces::uploads::ConfirmHolding {
-                cid: cid.clone(),
-            });
-            match submitter.submit(vec![action]).await {
+        for batch in cids.chunks(PER_TX) {
+            let actions = batch
+                .iter()
+                .map(|cid| {
+                    Action::ConfirmHolding(crate::keyspaces::uploads::ConfirmHolding {
+                        cid: cid.clone(),
+                    })
+                })
+                .collect();
+            match submitter.submit(actions).await {
                 Ok(c) if c.code == 0 => {
-                    tracing::info!(cid = %hex::encode(&cid), height = c.height, "confirmed holding")
+                    tracing::info!(
+                        uploads = batch.len(),
+                        height = c.height,
+                        "confirmed holding"
+                    )
                 }
-                other => {
-                    tracing::warn!(cid = %hex::encode(&cid), ?other, "ConfirmHolding not committed")
-                }
+                other => tracing::warn!(
+                    uploads = batch.len(),
+                    ?other,
+                    "ConfirmHolding not committed"
+                ),
             }
         }
     }

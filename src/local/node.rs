@@ -29,6 +29,20 @@ impl LocalNode {
     }
 }
 
+/// The record of a validator that still serves content to its peers: an
+/// ACTIVE one, or one UNBONDING (a leaving member serves until its
+/// replacement confirms), or `None`.
+pub fn serving_validator(
+    state: &dyn StateRead,
+    operator: &[u8; 32],
+) -> anyhow::Result<Option<GenesisValidator>> {
+    let unbonding = crate::keyspaces::validators::ValidatorStatus::Unbonding as u32;
+    let rec = state.validator(operator)?;
+    Ok(rec
+        .filter(|r| r.status == STATUS_ACTIVE || r.status == unbonding)
+        .and_then(|r| r.validator))
+}
+
 /// The record of an ACTIVE validator, or `None` (unknown, removed,
 /// unbonding).
 pub fn active_validator(

@@ -15,7 +15,7 @@ use tokio::sync::{watch, Semaphore};
 
 use super::assignments::Assignment;
 use super::deks::DeksExt;
-use super::node::{active_validator, LocalNode};
+use super::node::{serving_validator, LocalNode};
 use super::peer_auth::{now_ms, PeerError};
 use super::peer_client::{fetch_content, fetch_dek, PeerTarget};
 use super::reconcile::{backoff_ms, plan, wanted, Kind, LocalView};
@@ -55,6 +55,19 @@ impl Default for WorkerConfig {
     }
 }
 
+/// Heights between two full rounds while nothing changes (they rehash
+/// what is not SEEDING and notice files gone from disk).
+pub const FULL_EVERY: u64 = 64;
+
+/// A full round that found everything held: nothing written, nothing to
+/// fetch, nothing in flight, every assigned entry SEEDING or RECEIVED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Settled {
+    /// `assignment_epoch` of this validator when it ran.
+    epoch: u64,
+    height: u64,
+}
+
 /// The reconciler worker.
 #[derive(Clone)]
 pub struct Worker {
@@ -63,6 +76,9 @@ pub struct Worker {
     in_flight: Arc<Mutex<InFlight>>,
     held_off: Arc<Mutex<HeldOff>>,
     permits: Arc<Semaphore>,
+    /// The last settled round: until this validator's assignments change
+    /// (or [`FULL_EVERY`] heights pass), a round reads one key and stops.
+    settled: Arc<Mutex<Option<Settled>>>,
 }
 
 /// What one round found: the committed height and what it started.
@@ -81,6 +97,7 @@ impl Worker {
             in_flight: Arc::default(),
             held_off: Arc::default(),
             permits,
+            settled: Arc::default(),
         }
     }
 
@@ -106,8 +123,10 @@ impl Worker {
     pub async fn round(&self) -> anyhow::Result<Round> {
         let node = self.node.clone();
         let flying = self.in_flight.lock().clone();
-        let (height, fetches) =
-            tokio::task::spawn_blocking(move || decide(&node, flying)).await??;
+        let settled = *self.settled.lock();
+        let (height, fetches, now) =
+            tokio::task::spawn_blocking(move || decide(&node, flying, settled)).await??;
+        *self.settled.lock() = now;
         let Some(height) = height else {
             return Ok(Round::default());
         };
@@ -230,15 +249,29 @@ fn mark(node: &LocalNode, kind: Kind, cid: &[u8], op: Op) -> anyhow::Result<()> 
 
 type Fetches = Vec<(Kind, Vec<u8>, Assignment)>;
 
-/// The blocking half of a round: read, plan, write; returns the fetches.
+/// The blocking half of a round: read, plan, write; returns the fetches,
+/// and whether the round found everything settled. A round after a
+/// settled one, with this validator's assignments unchanged and nothing in
+/// flight, reads one key and stops (a full round every [`FULL_EVERY`]
+/// heights).
 fn decide(
     node: &LocalNode,
     in_flight: BTreeSet<(Kind, Vec<u8>)>,
-) -> anyhow::Result<(Option<u64>, Fetches)> {
+    settled: Option<Settled>,
+) -> anyhow::Result<(Option<u64>, Fetches, Option<Settled>)> {
+    use crate::keyspaces::uploads::UploadsRead;
     let view = node.chain.view();
     let Some(height) = view.commit_info()?.height else {
-        return Ok((None, Vec::new()));
+        return Ok((None, Vec::new(), None));
     };
+    let epoch = view.assignment_epoch(&node.me())?;
+    if let Some(s) = settled {
+        let fresh = height < s.height.saturating_add(FULL_EVERY);
+        if s.epoch == epoch && in_flight.is_empty() && fresh {
+            return Ok((Some(height), Vec::new(), Some(s)));
+        }
+    }
+    let idle = in_flight.is_empty();
     let assignments = node.assignments.for_validator(&view, &node.me())?;
     drop(view);
     let want = wanted(&node.me(), &assignments);
@@ -257,6 +290,13 @@ fn decide(
     let mut deks = node.local.all_dek_sync()?;
     keep_assigned(&want, &mut content, &mut deks);
     publish_gauges(&counts(&content, &deks));
+    let held = |s: SyncStatus| matches!(s, SyncStatus::Seeding | SyncStatus::Received);
+    let all_held = content.values().all(|e| held(e.status()))
+        && deks.values().all(|e| held(e.status()))
+        && content.len() == want.content.len()
+        && deks.len() == want.deks.len();
+    let quiet = p.fetch.is_empty() && p.content_writes.is_empty() && p.dek_writes.is_empty();
+    let now = (idle && quiet && all_held).then_some(Settled { epoch, height });
     let by_cid: BTreeMap<(Kind, &[u8]), &Assignment> = assignments
         .iter()
         .flat_map(|a| {
@@ -274,7 +314,7 @@ fn decide(
                 .map(|a| (k, c.clone(), (*a).clone()))
         })
         .collect();
-    Ok((Some(height), fetches))
+    Ok((Some(height), fetches, now))
 }
 
 /// The local side; a content file counts as held once its hash verified

@@ -8,45 +8,63 @@
 //! has room (when the leaving member was a replica) takes the leaving
 //! member's place in the target sets ([`super::handover::start`]). The
 //! leaving member keeps serving until the replacement confirms. With no
-//! candidate, the upload is listed in `under_replicated/` with the reason.
+//! candidate, the upload is listed in `under_replicated/` with the reason,
+//! and the validator in `stranded/`: when a validator becomes ACTIVE, the
+//! stranded ones are queued again, so their uploads get the newcomer.
 //!
-//! Everything read is verifiable state; the order is key order.
+//! Everything read is verifiable state (the ACTIVE validators come from
+//! CometBFT's set as Stave recorded it); the order is key order.
 
 use sha2::{Digest, Sha256};
 
 use super::handover::{self, HOLDER, REPLICA};
-use super::keys::{assignments_prefix, churn_key, churn_prefix};
+use super::keys::{assignments_prefix, churn_key, churn_prefix, stranded_key, stranded_prefix};
 use super::UploadsRead;
 use crate::keyspaces::rights::{hx, RightsParams};
-use crate::keyspaces::validators::{validators_prefix, ValidatorsRead};
+use crate::keyspaces::validators::ValidatorsRead;
 use crate::proto::rights as pb;
 use crate::store::{Overlay, Space, StateRead, StateWrite};
 use crate::tx::TxError;
 
-/// Queues `operator`'s uploads for reassignment (it stopped being ACTIVE).
+/// Queues `operator`'s uploads for reassignment from their start (it
+/// stopped being ACTIVE).
 pub fn enqueue<S: StateWrite>(state: &mut S, operator: &[u8; 32]) -> Result<(), TxError> {
-    let key = churn_key(operator);
-    if state.get_raw(&key)?.is_none() {
-        state.put_raw(key, Vec::new());
+    state.put_raw(churn_key(operator), Vec::new());
+    Ok(())
+}
+
+/// `operator` became ACTIVE: its own walk (if it left before) stops, and
+/// the stranded validators' uploads are walked again.
+pub fn on_active<S: StateWrite>(state: &mut S, operator: &[u8; 32]) -> Result<(), TxError> {
+    state.delete_raw(churn_key(operator));
+    let prefix = stranded_prefix();
+    for (key, _) in state.prefix_raw(Space::State, &prefix, None, usize::MAX)? {
+        if let Some(op) = key
+            .get(prefix.len()..)
+            .and_then(|k| <[u8; 32]>::try_from(k).ok())
+        {
+            enqueue(state, &op)?;
+        }
+        state.delete_raw(key);
     }
     Ok(())
 }
 
-/// The ACTIVE validators' operator keys, in key order.
-fn active<S: StateRead>(state: &S, max_records: usize) -> Result<Vec<[u8; 32]>, TxError> {
-    let prefix = validators_prefix();
+/// The ACTIVE validators' operator keys, in key order: the members of
+/// CometBFT's set with power, each still ACTIVE.
+fn active<S: StateRead>(state: &S) -> Result<Vec<[u8; 32]>, TxError> {
     let mut out = Vec::new();
-    for (key, _) in state.prefix_raw(Space::State, &prefix, None, max_records)? {
-        let Some(op) = key
-            .get(prefix.len()..)
-            .and_then(|k| <[u8; 32]>::try_from(k).ok())
-        else {
+    for m in state.comet_set()?.members.iter().filter(|m| m.power > 0) {
+        let Ok(consensus) = <[u8; 32]>::try_from(m.consensus_key.as_slice()) else {
             continue;
         };
-        if state.is_active_validator(&op)? {
-            out.push(op);
+        if let Some(op) = state.validator_by_consensus(&consensus)? {
+            if state.is_active_validator(&op)? {
+                out.push(op);
+            }
         }
     }
+    out.sort();
     Ok(out)
 }
 
@@ -116,6 +134,7 @@ fn reassign<S: StateWrite>(
     let Some(new) = replacement(state, &u, role, active, p)? else {
         let why = format!("no ACTIVE validator can replace {}", hx(leaving));
         handover::flag(state, cid, why, height);
+        state.put_raw(stranded_key(leaving), Vec::new());
         return Ok(());
     };
     let target = (swap(&reps, leaving, &new), swap(&holds, leaving, &new));
@@ -125,19 +144,18 @@ fn reassign<S: StateWrite>(
 
 /// Reassigns up to `rights.reassignments_per_block` uploads of the queued
 /// validators, in key order, and forgets a validator once its walk ends.
-/// Only a store fault is an `Err`.
+/// Only a store fault (or corrupt state) is an `Err`.
 pub fn end_block<B: StateRead>(
     state: &mut Overlay<B>,
     height: u64,
     p: &RightsParams,
-    max_records: usize,
 ) -> Result<usize, TxError> {
     let mut budget = p.reassignments_per_block as usize;
     let queue = state.prefix_raw(Space::State, &churn_prefix(), None, budget.max(1))?;
     if queue.is_empty() {
         return Ok(0);
     }
-    let active = active(state, max_records)?;
+    let active = active(state)?;
     let mut done = 0;
     for (key, cursor) in queue {
         let Some(op) = key
@@ -157,11 +175,19 @@ pub fn end_block<B: StateRead>(
         let mut last = cursor;
         for (row, _) in rows.into_iter().take(budget) {
             let cid = row.get(prefix.len()..).unwrap_or_default().to_vec();
-            // a failure (a quota filled meanwhile) leaves this upload as it is
+            // a refusal (a content pool filled meanwhile) leaves this upload
+            // as it was, listed; a store fault stops the node
             let mut one = Overlay::new(&*state);
-            if reassign(&mut one, &cid, &op, &active, height, p).is_ok() {
-                let changes = one.into_changes();
-                state.apply(changes);
+            match reassign(&mut one, &cid, &op, &active, height, p) {
+                Ok(()) => {
+                    let changes = one.into_changes();
+                    state.apply(changes);
+                }
+                Err(TxError::Store(e)) => return Err(TxError::Store(e)),
+                Err(e) => {
+                    handover::flag(state, &cid, format!("reassignment refused: {e}"), height);
+                    state.put_raw(stranded_key(&op), Vec::new());
+                }
             }
             last = cid;
             budget -= 1;

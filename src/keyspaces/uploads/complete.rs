@@ -223,7 +223,7 @@ impl UploadComplete {
         charge_content(state, m, &ctx.params.rights)?;
         let record = self.record(ctx);
         let bytes = state.put_upload(&record)?;
-        super::handover::assign_new(state, &record);
+        super::handover::assign_new(state, &record, ctx.height);
         let uploader: [u8; 32] =
             m.uploader_pubkey.as_slice().try_into().map_err(|_| {
                 RightsError::InvalidManifest("uploader_pubkey is not 32 bytes".into())

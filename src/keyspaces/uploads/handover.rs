@@ -17,7 +17,10 @@ use std::collections::BTreeMap;
 
 use prost::Message;
 
-use super::keys::{assignment_key, under_replicated_key, upload_key, validator_usage_key};
+use super::keys::{
+    assignment_epoch_key, assignment_key, content_pool_key, under_replicated_key, upload_key,
+    validator_usage_key,
+};
 use super::{UploadsRead, UploadsWrite};
 use crate::keyspaces::rights::{hx, RightsError, RightsParams};
 use crate::proto::rights as pb;
@@ -62,21 +65,29 @@ fn put_record<S: StateWrite>(state: &mut S, u: &pb::Upload) {
     state.put_raw(upload_key(&u.flac_cid), u.encode_to_vec());
 }
 
-fn put_roles<S: StateWrite>(state: &mut S, cid: &[u8], before: &Roles, after: &Roles) {
+/// Writes the rows that changed from `before` to `after`, and the
+/// changed validators' `assignment_epoch/` (`height`).
+fn put_roles<S: StateWrite>(state: &mut S, cid: &[u8], change: (&Roles, &Roles), height: u64) {
+    let (before, after) = change;
+    let epoch = |state: &mut S, k: &[u8; 32]| {
+        state.put_raw(assignment_epoch_key(k), height.to_be_bytes().to_vec());
+    };
     for (k, r) in after {
         if before.get(k) != Some(r) {
             state.put_raw(assignment_key(k, cid), vec![*r]);
+            epoch(state, k);
         }
     }
     for k in before.keys().filter(|k| !after.contains_key(*k)) {
         state.delete_raw(assignment_key(k, cid));
+        epoch(state, k);
     }
 }
 
-/// Records an upload's first sets (`UploadComplete`).
-pub fn assign_new<S: StateWrite>(state: &mut S, u: &pb::Upload) {
+/// Records an upload's first sets (`UploadComplete` at `height`).
+pub fn assign_new<S: StateWrite>(state: &mut S, u: &pb::Upload, height: u64) {
     let now = roles(&u.replication_set, &u.dek_holder_set);
-    put_roles(state, &u.flac_cid, &Roles::new(), &now);
+    put_roles(state, &u.flac_cid, (&Roles::new(), &now), height);
 }
 
 /// Marks the upload under-replicated for `reason`.
@@ -90,10 +101,13 @@ pub fn flag<S: StateWrite>(state: &mut S, cid: &[u8], reason: String, height: u6
 }
 
 /// Starts (or re-aims) a handover of `u` to the target sets, and finishes
-/// it at once when no member joins.
+/// it at once when no member joins. A re-aim first undoes the joins not
+/// yet confirmed (their roles and charges), so every joiner of the new
+/// target confirms against the sets as they were confirmed.
 ///
 /// # Errors
-/// `ContentBudget` when a joining replica's quota has no room.
+/// `ContentBudget` when a joining replica's quota, or the upload's content
+/// pool, has no room.
 pub fn start<S: StateWrite>(
     state: &mut S,
     u: &mut pb::Upload,
@@ -102,36 +116,37 @@ pub fn start<S: StateWrite>(
     p: &RightsParams,
 ) -> Result<(), TxError> {
     let serving = roles(&u.replication_set, &u.dek_holder_set);
+    undo_joins(state, u)?;
+    let confirmed = roles(&u.replication_set, &u.dek_holder_set);
     let want = roles(&target.0, &target.1);
-    let pending: Vec<Vec<u8>> = u.handover.take().map(|h| h.unconfirmed).unwrap_or_default();
     let mut unconfirmed = Vec::new();
     for (k, r) in &want {
-        let has = serving.get(k).copied().unwrap_or(0);
-        let was_pending = pending.iter().any(|x| x.as_slice() == k);
-        if r & !has != 0 || was_pending {
-            unconfirmed.push(k.to_vec());
+        let gained = r & !confirmed.get(k).copied().unwrap_or(0);
+        if gained == 0 {
+            continue;
         }
-        if r & REPLICA != 0 && has & REPLICA == 0 {
-            charge_replica(state, k, stored(u), p)?;
+        if gained & REPLICA != 0 {
+            charge_replica(state, k, u, p)?;
         }
+        unconfirmed.push(pb::Joining {
+            validator: k.to_vec(),
+            roles: u32::from(gained),
+        });
     }
     u.replication_set = union(&u.replication_set, &target.0);
     u.dek_holder_set = union(&u.dek_holder_set, &target.1);
     let now = roles(&u.replication_set, &u.dek_holder_set);
-    put_roles(state, &u.flac_cid, &serving, &now);
+    put_roles(state, &u.flac_cid, (&serving, &now), height);
+    let n = unconfirmed.len();
     u.handover = Some(pb::Handover {
         replication_set: target.0,
         dek_holder_set: target.1,
         unconfirmed,
         since_height: height,
     });
-    if u.handover
-        .as_ref()
-        .is_some_and(|h| h.unconfirmed.is_empty())
-    {
-        return finish(state, u);
+    if n == 0 {
+        return finish(state, u, height);
     }
-    let n = u.handover.as_ref().map_or(0, |h| h.unconfirmed.len());
     flag(
         state,
         &u.flac_cid,
@@ -142,25 +157,93 @@ pub fn start<S: StateWrite>(
     Ok(())
 }
 
+/// Takes the roles the unconfirmed joiners of a running handover gained
+/// out of the serving sets again, releasing what they were charged.
+fn undo_joins<S: StateWrite>(state: &mut S, u: &mut pb::Upload) -> Result<(), TxError> {
+    let Some(h) = u.handover.take() else {
+        return Ok(());
+    };
+    for j in &h.unconfirmed {
+        let Ok(k) = <[u8; 32]>::try_from(j.validator.as_slice()) else {
+            continue;
+        };
+        let gained = u8::try_from(j.roles).unwrap_or(0);
+        if gained & REPLICA != 0 {
+            release_replica(state, &k, u)?;
+            u.replication_set.retain(|x| x.as_slice() != k);
+        }
+        if gained & HOLDER != 0 {
+            u.dek_holder_set.retain(|x| x.as_slice() != k);
+        }
+    }
+    Ok(())
+}
+
+/// The pool an upload's replicas are charged to: its group's, or the one
+/// all ungrouped uploads share.
+fn pool(u: &pb::Upload, p: &RightsParams) -> (Vec<u8>, &'static str, u64) {
+    if u.group_id.is_empty() {
+        let b = "rights.ungrouped_content_budget";
+        (content_pool_key(""), b, p.ungrouped_content_budget)
+    } else {
+        let b = "rights.group_content_budget";
+        (content_pool_key(&u.group_id), b, p.group_content_budget)
+    }
+}
+
+/// Charges `k`'s replication quota and the upload's content pool for one
+/// more replica, as `UploadComplete` does.
 fn charge_replica<S: StateWrite>(
     state: &mut S,
     k: &[u8; 32],
-    size: u64,
+    u: &pb::Upload,
     p: &RightsParams,
 ) -> Result<(), TxError> {
-    let used = state.validator_replicated(k)?;
-    let total = used.saturating_add(size);
-    if total > p.validator_replication_quota {
-        return Err(RightsError::ContentBudget {
-            who: format!("validator {}", hx(k)),
-            budget: "rights.validator_replication_quota",
-            used,
-            adding: size,
-            max: p.validator_replication_quota,
+    let size = stored(u);
+    let (pool_key, budget, max) = pool(u, p);
+    let charges = [
+        (
+            validator_usage_key(k),
+            format!("validator {}", hx(k)),
+            "rights.validator_replication_quota",
+            p.validator_replication_quota,
+        ),
+        (
+            pool_key,
+            format!("the content pool of {:?}", u.group_id),
+            budget,
+            max,
+        ),
+    ];
+    for (key, who, budget, max) in charges {
+        let used = state.usage(&key)?;
+        let total = used.saturating_add(size);
+        if total > max {
+            return Err(RightsError::ContentBudget {
+                who,
+                budget,
+                used,
+                adding: size,
+                max,
+            }
+            .into());
         }
-        .into());
+        state.put_usage(&key, total);
     }
-    state.put_usage(&validator_usage_key(k), total);
+    Ok(())
+}
+
+/// Releases what [`charge_replica`] charged.
+fn release_replica<S: StateWrite>(
+    state: &mut S,
+    k: &[u8; 32],
+    u: &pb::Upload,
+) -> Result<(), TxError> {
+    let size = stored(u);
+    for key in [validator_usage_key(k), content_pool_key(&u.group_id)] {
+        let used = state.usage(&key)?;
+        state.put_usage(&key, used.saturating_sub(size));
+    }
     Ok(())
 }
 
@@ -176,8 +259,9 @@ pub fn has_room<S: UploadsRead + ?Sized>(
 }
 
 /// The serving sets become the target sets; leaving members' assignments
-/// go and their quota is released.
-fn finish<S: StateWrite>(state: &mut S, u: &mut pb::Upload) -> Result<(), TxError> {
+/// go and their charges are released. The upload stays listed in
+/// `under_replicated/` while a member of its sets is not ACTIVE.
+fn finish<S: StateWrite>(state: &mut S, u: &mut pb::Upload, height: u64) -> Result<(), TxError> {
     let Some(h) = u.handover.take() else {
         return Ok(());
     };
@@ -186,16 +270,34 @@ fn finish<S: StateWrite>(state: &mut S, u: &mut pb::Upload) -> Result<(), TxErro
     for (k, r) in &serving {
         let kept = after.get(k).copied().unwrap_or(0);
         if r & REPLICA != 0 && kept & REPLICA == 0 {
-            let used = state.validator_replicated(k)?;
-            state.put_usage(&validator_usage_key(k), used.saturating_sub(stored(u)));
+            release_replica(state, k, u)?;
         }
     }
-    put_roles(state, &u.flac_cid, &serving, &after);
+    put_roles(state, &u.flac_cid, (&serving, &after), height);
     u.replication_set = h.replication_set;
     u.dek_holder_set = h.dek_holder_set;
-    state.delete_raw(under_replicated_key(&u.flac_cid));
+    match inactive_member(state, &after)? {
+        Some(k) => flag(
+            state,
+            &u.flac_cid,
+            format!("member {} is not ACTIVE", hx(&k)),
+            height,
+        ),
+        None => state.delete_raw(under_replicated_key(&u.flac_cid)),
+    }
     put_record(state, u);
     Ok(())
+}
+
+/// A member of `set` that is not an ACTIVE validator, if any.
+fn inactive_member<S: StateWrite>(state: &S, set: &Roles) -> Result<Option<[u8; 32]>, TxError> {
+    use crate::keyspaces::validators::ValidatorsRead;
+    for k in set.keys() {
+        if !state.is_active_validator(k)? {
+            return Ok(Some(*k));
+        }
+    }
+    Ok(None)
 }
 
 /// `signer` confirms it holds what it joined for; the last confirmation
@@ -207,11 +309,13 @@ pub fn confirm<S: StateWrite>(
     state: &mut S,
     u: &mut pb::Upload,
     signer: &[u8; 32],
+    height: u64,
 ) -> Result<usize, TxError> {
-    let waiting = u
-        .handover
-        .as_mut()
-        .filter(|h| h.unconfirmed.iter().any(|k| k.as_slice() == signer));
+    let waiting = u.handover.as_mut().filter(|h| {
+        h.unconfirmed
+            .iter()
+            .any(|j| j.validator.as_slice() == signer)
+    });
     let Some(h) = waiting else {
         return Err(TxError::Conflict(format!(
             "upload {} awaits no confirmation from {}",
@@ -219,10 +323,10 @@ pub fn confirm<S: StateWrite>(
             hx(signer)
         )));
     };
-    h.unconfirmed.retain(|k| k.as_slice() != signer);
+    h.unconfirmed.retain(|j| j.validator.as_slice() != signer);
     let left = h.unconfirmed.len();
     if left == 0 {
-        finish(state, u)?;
+        finish(state, u, height)?;
     } else {
         put_record(state, u);
     }

@@ -9,6 +9,8 @@ const VALIDATOR_USAGE: &[u8] = b"uploads_usage/validator/";
 const ASSIGNMENTS: &[u8] = b"assignments/";
 const CHURN: &[u8] = b"churn/";
 const UNDER_REPLICATED: &[u8] = b"under_replicated/";
+const STRANDED: &[u8] = b"stranded/";
+const EPOCH: &[u8] = b"assignment_epoch/";
 
 /// `uploads/`.
 pub fn uploads_prefix() -> Vec<u8> {
@@ -79,6 +81,15 @@ pub fn assignment_key(operator: &[u8; 32], flac_cid: &[u8]) -> Vec<u8> {
     k
 }
 
+/// `assignment_epoch/{operator}`: the height at which the validator's
+/// `assignments/` rows last changed (8 bytes BE), so its reconciler knows
+/// whether anything changed since its last round without reading them.
+pub fn assignment_epoch_key(operator: &[u8; 32]) -> Vec<u8> {
+    let mut k = EPOCH.to_vec();
+    k.extend_from_slice(operator);
+    k
+}
+
 /// `churn/`: validators whose uploads EndBlock still reassigns.
 pub fn churn_prefix() -> Vec<u8> {
     CHURN.to_vec()
@@ -88,6 +99,19 @@ pub fn churn_prefix() -> Vec<u8> {
 /// first).
 pub fn churn_key(operator: &[u8; 32]) -> Vec<u8> {
     let mut k = CHURN.to_vec();
+    k.extend_from_slice(operator);
+    k
+}
+
+/// `stranded/`: validators that left with uploads no ACTIVE validator
+/// could take over; walked again when a validator becomes ACTIVE.
+pub fn stranded_prefix() -> Vec<u8> {
+    STRANDED.to_vec()
+}
+
+/// `stranded/{operator}` (value: empty).
+pub fn stranded_key(operator: &[u8; 32]) -> Vec<u8> {
+    let mut k = STRANDED.to_vec();
     k.extend_from_slice(operator);
     k
 }

@@ -9,6 +9,7 @@ use super::UploadsRead;
 use crate::keyspaces::entitlements::EntitlementsRead;
 use crate::keyspaces::params::Params;
 use crate::keyspaces::rights::{check_cid, hx, RightsError};
+use crate::keyspaces::validators::ValidatorsRead;
 use crate::keyspaces::{Event, TxContext};
 use crate::proto::rights as pb;
 use crate::store::StateWrite;
@@ -116,14 +117,22 @@ impl ConfirmHolding {
     }
 
     /// # Errors
-    /// `UnknownCid`; `Conflict` when no handover awaits the signer.
+    /// `UnknownCid`; `Unauthorized` when the signer is not ACTIVE;
+    /// `Conflict` when no handover awaits the signer.
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
         let mut u = upload_of(state, &self.cid)?;
-        let left = handover::confirm(state, &mut u, &ctx.signer)?;
+        if !state.is_active_validator(&ctx.signer)? {
+            return Err(TxError::Unauthorized(format!(
+                "{} is not an ACTIVE validator: it can no longer join {}",
+                hx(&ctx.signer),
+                hx(&self.cid)
+            )));
+        }
+        let left = handover::confirm(state, &mut u, &ctx.signer, ctx.height)?;
         ctx.emit(
             Event::new("rights.confirm_holding")
                 .indexed("cid", hx(&self.cid))

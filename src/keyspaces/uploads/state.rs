@@ -49,6 +49,13 @@ pub trait UploadsRead: StateRead {
     }
 
     /// An 8-byte big-endian counter at `key`.
+    /// The height at which `operator`'s assignments last changed (0:
+    /// never).
+    fn assignment_epoch(&self, operator: &[u8; 32]) -> Result<u64, StoreError> {
+        let key = super::keys::assignment_epoch_key(operator);
+        crate::keyspaces::u64_of(&key, self.get_raw(&key)?)
+    }
+
     fn usage(&self, key: &[u8]) -> Result<u64, StoreError> {
         match self.get_raw(key)? {
             None => Ok(0),

@@ -85,6 +85,8 @@ pub(crate) fn enter<S: StateWrite>(
             )?;
             totals.active_count += 1;
             totals.active_power = totals.active_power.saturating_add(power);
+            // uploads stranded by validators that left may come here
+            crate::keyspaces::uploads::churn::on_active(state, op)?;
             record.admitted_height = at.height;
             state.enqueue_update(&consensus, power, at.height)?;
             event = event.plain("power", power.to_string());

@@ -119,8 +119,9 @@ pub(super) async fn blocking(
         .map_err(|e| PeerError::Local(format!("{e:#}")))
 }
 
-/// The validators to ask: the active ones of `set` but this one, in a
-/// random order, so that retries do not always start at the same peer.
+/// The validators to ask: the ACTIVE and UNBONDING ones of `set` (a
+/// leaving member serves until its replacement confirms) but this one, in
+/// a random order, so that retries do not always start at the same peer.
 fn peers_in(
     node: &LocalNode,
     view: &View<'_>,
@@ -130,7 +131,7 @@ fn peers_in(
     let me = node.me();
     let mut peers = Vec::new();
     for op in set.iter().filter(|op| **op != me) {
-        if let Some(v) = active_validator(view, op)? {
+        if let Some(v) = serving_validator(view, op)? {
             peers.push(PeerTarget {
                 operator: *op,
                 address: v.address,

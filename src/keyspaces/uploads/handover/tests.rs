@@ -1,5 +1,7 @@
 use super::*;
 use crate::keyspaces::uploads::keys::assignments_prefix;
+use crate::keyspaces::validators::{ValidatorsWrite, STATUS_ACTIVE};
+use crate::proto::genesis::ValidatorRecord;
 use crate::store::{MemState, Overlay, Space, StateRead};
 
 fn k(b: u8) -> Vec<u8> {
@@ -18,6 +20,15 @@ fn upload() -> pb::Upload {
     }
 }
 
+fn joining(who: &[(u8, u8)]) -> Vec<pb::Joining> {
+    who.iter()
+        .map(|(b, r)| pb::Joining {
+            validator: k(*b),
+            roles: u32::from(*r),
+        })
+        .collect()
+}
+
 fn assigned<S: StateRead>(s: &S, who: u8) -> Option<u8> {
     let rows = s
         .prefix_raw(Space::State, &assignments_prefix(&[who; 32]), None, 10)
@@ -32,12 +43,25 @@ fn quota(max: u64) -> RightsParams {
     }
 }
 
+/// A state where validators 1..=5 are ACTIVE and `upload()` is assigned.
+fn world(base: &MemState) -> (Overlay<&MemState>, pb::Upload) {
+    let mut s = Overlay::new(base);
+    for who in 1..=5u8 {
+        let r = ValidatorRecord {
+            status: STATUS_ACTIVE,
+            ..Default::default()
+        };
+        s.put_validator(&[who; 32], &r);
+    }
+    let u = upload();
+    assign_new(&mut s, &u, 1);
+    (s, u)
+}
+
 #[test]
 fn leaving_members_serve_until_every_joining_member_confirmed() {
     let base = MemState::default();
-    let mut s = Overlay::new(&base);
-    let mut u = upload();
-    assign_new(&mut s, &u);
+    let (mut s, mut u) = world(&base);
     for who in [1, 2] {
         s.put_usage(&validator_usage_key(&[who; 32]), 110);
     }
@@ -46,19 +70,23 @@ fn leaving_members_serve_until_every_joining_member_confirmed() {
     start(&mut s, &mut u, (vec![k(1), k(3)], vec![k(1), k(3)]), 7, &p).unwrap();
     assert_eq!(u.replication_set, vec![k(1), k(2), k(3)], "both serve");
     assert_eq!(u.dek_holder_set, vec![k(1), k(3)]);
-    assert_eq!(u.handover.as_ref().unwrap().unconfirmed, vec![k(3)]);
+    assert_eq!(
+        u.handover.as_ref().unwrap().unconfirmed,
+        joining(&[(3, REPLICA | HOLDER)])
+    );
     assert_eq!(assigned(&s, 3), Some(REPLICA | HOLDER));
     assert_eq!(
         s.validator_replicated(&[3; 32]).unwrap(),
         110,
         "charged on joining"
     );
+    assert_eq!(s.usage(&content_pool_key("")).unwrap(), 110, "and the pool");
     assert!(s.get_raw(&under_replicated_key(b"flac")).unwrap().is_some());
     assert!(
-        confirm(&mut s, &mut u, &[2; 32]).is_err(),
+        confirm(&mut s, &mut u, &[2; 32], 8).is_err(),
         "2 is not joining"
     );
-    assert_eq!(confirm(&mut s, &mut u, &[3; 32]).unwrap(), 0);
+    assert_eq!(confirm(&mut s, &mut u, &[3; 32], 8).unwrap(), 0);
     assert_eq!(u.replication_set, vec![k(1), k(3)]);
     assert!(u.handover.is_none());
     assert_eq!(
@@ -71,6 +99,11 @@ fn leaving_members_serve_until_every_joining_member_confirmed() {
         0,
         "and its quota released"
     );
+    assert_eq!(
+        s.usage(&content_pool_key("")).unwrap(),
+        0,
+        "and its pool share"
+    );
     assert!(s.get_raw(&under_replicated_key(b"flac")).unwrap().is_none());
     assert_eq!(
         s.upload(b"flac").unwrap(),
@@ -78,7 +111,7 @@ fn leaving_members_serve_until_every_joining_member_confirmed() {
         "the record is written"
     );
     assert!(
-        confirm(&mut s, &mut u, &[3; 32]).is_err(),
+        confirm(&mut s, &mut u, &[3; 32], 9).is_err(),
         "nothing awaits it any more"
     );
 }
@@ -86,9 +119,7 @@ fn leaving_members_serve_until_every_joining_member_confirmed() {
 #[test]
 fn a_pure_removal_takes_effect_at_once_and_a_full_quota_refuses_a_joiner() {
     let base = MemState::default();
-    let mut s = Overlay::new(&base);
-    let mut u = upload();
-    assign_new(&mut s, &u);
+    let (mut s, mut u) = world(&base);
     start(&mut s, &mut u, (vec![k(1)], vec![k(1)]), 7, &quota(1000)).unwrap();
     assert_eq!(
         (u.replication_set.clone(), u.handover.clone()),
@@ -110,18 +141,46 @@ fn a_pure_removal_takes_effect_at_once_and_a_full_quota_refuses_a_joiner() {
 }
 
 #[test]
-fn a_joiner_replaced_before_it_confirmed_leaves_no_assignment() {
+fn a_joiner_dropped_before_it_confirmed_leaves_at_once_and_joins_afresh() {
     let base = MemState::default();
-    let mut s = Overlay::new(&base);
-    let mut u = upload();
-    assign_new(&mut s, &u);
+    let (mut s, mut u) = world(&base);
     let p = quota(1000);
-    start(&mut s, &mut u, (vec![k(1), k(3)], vec![k(1)]), 7, &p).unwrap();
-    // 3 left before confirming: 4 replaces it
-    start(&mut s, &mut u, (vec![k(1), k(4)], vec![k(1)]), 8, &p).unwrap();
-    assert_eq!(u.handover.as_ref().unwrap().unconfirmed, vec![k(4)]);
-    confirm(&mut s, &mut u, &[4; 32]).unwrap();
-    assert_eq!(u.replication_set, vec![k(1), k(4)]);
-    assert_eq!((assigned(&s, 2), assigned(&s, 3)), (None, None));
-    assert_eq!(s.validator_replicated(&[3; 32]).unwrap(), 0);
+    start(&mut s, &mut u, (vec![k(1), k(2), k(3)], vec![k(1)]), 7, &p).unwrap();
+    // 3 is dropped before confirming: it leaves the serving sets at once
+    start(&mut s, &mut u, (vec![k(1), k(2), k(4)], vec![k(1)]), 8, &p).unwrap();
+    assert_eq!(u.replication_set, vec![k(1), k(2), k(4)]);
+    assert_eq!(
+        u.handover.as_ref().unwrap().unconfirmed,
+        joining(&[(4, REPLICA)])
+    );
+    assert_eq!(
+        (assigned(&s, 3), s.validator_replicated(&[3; 32]).unwrap()),
+        (None, 0)
+    );
+    // and re-added, it must confirm again: nothing finishes without it
+    start(&mut s, &mut u, (vec![k(1), k(2), k(3)], vec![k(1)]), 9, &p).unwrap();
+    assert_eq!(
+        u.handover.as_ref().unwrap().unconfirmed,
+        joining(&[(3, REPLICA)])
+    );
+    assert_eq!(s.validator_replicated(&[4; 32]).unwrap(), 0);
+    confirm(&mut s, &mut u, &[3; 32], 10).unwrap();
+    assert_eq!(u.replication_set, vec![k(1), k(2), k(3)]);
+    assert_eq!(s.validator_replicated(&[3; 32]).unwrap(), 110);
+}
+
+#[test]
+fn a_member_that_is_not_active_keeps_the_upload_listed() {
+    let base = MemState::default();
+    let (mut s, mut u) = world(&base);
+    let p = quota(1000);
+    start(&mut s, &mut u, (vec![k(1), k(2), k(3)], vec![k(1)]), 7, &p).unwrap();
+    s.put_validator(&[2; 32], &ValidatorRecord::default());
+    confirm(&mut s, &mut u, &[3; 32], 8).unwrap();
+    let row = s
+        .get_raw(&under_replicated_key(b"flac"))
+        .unwrap()
+        .expect("listed");
+    let row = <pb::UnderReplicated as prost::Message>::decode(row.as_slice()).unwrap();
+    assert!(row.reason.contains("not ACTIVE"), "{}", row.reason);
 }
