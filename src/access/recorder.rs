@@ -234,6 +234,8 @@ enum Sent {
     /// Refused by the chain for what it carries (simulation, CheckTx or
     /// FinalizeBlock).
     Refused,
+    /// Over the gas a tx may use: fewer entries next time.
+    TooBig,
     /// Unknown: not committed in time, CometBFT down, the nonce spent, or
     /// a refusal that says nothing about the entries (CONFLICT: part of
     /// the range was recorded by an earlier tx; mempool, readiness or gas
@@ -249,23 +251,32 @@ fn transient(code: u32) -> bool {
         Code::Nonce,
         Code::MempoolPolicy,
         Code::NotReady,
-        Code::OutOfGas,
-        Code::GasLimit,
-        Code::BlockGasExceeded,
     ]
     .iter()
     .any(|c| c.value() == code)
 }
 
+/// Codes of a tx over the gas it may use.
+fn too_big(code: u32) -> bool {
+    [Code::OutOfGas, Code::GasLimit, Code::BlockGasExceeded]
+        .iter()
+        .any(|c| c.value() == code)
+}
+
+fn by_code(code: u32) -> Sent {
+    match code {
+        0 => Sent::Recorded,
+        c if too_big(c) => Sent::TooBig,
+        c if transient(c) => Sent::Unknown,
+        _ => Sent::Refused,
+    }
+}
+
 fn sent(outcome: &Result<crate::client::CommittedTx, SubmitError>) -> Sent {
     match outcome {
-        Ok(c) if c.code == 0 => Sent::Recorded,
-        Ok(c) if transient(c.code) => Sent::Unknown,
-        Ok(_) => Sent::Refused,
-        Err(SubmitError::Simulation { code, .. } | SubmitError::Refused { code, .. })
-            if !transient(*code) =>
-        {
-            Sent::Refused
+        Ok(c) => by_code(c.code),
+        Err(SubmitError::Simulation { code, .. } | SubmitError::Refused { code, .. }) => {
+            by_code(*code)
         }
         Err(_) => Sent::Unknown,
     }
@@ -310,7 +321,7 @@ async fn round(a: &Arc<Access>, submitter: &Submitter, cap: usize) -> anyhow::Re
                 .set(i64::try_from(a.pending()).unwrap_or(i64::MAX));
             Ok(usize::MAX)
         }
-        Sent::Refused if entries == 1 => {
+        Sent::Refused | Sent::TooBig if entries == 1 => {
             tracing::warn!(
                 ?outcome,
                 "RecordGrants refused for one entry: counted as refused"
@@ -319,7 +330,7 @@ async fn round(a: &Arc<Access>, submitter: &Submitter, cap: usize) -> anyhow::Re
             blocking(move || refuse(&a2, &seqs)).await?;
             Ok(usize::MAX)
         }
-        Sent::Refused => {
+        Sent::Refused | Sent::TooBig => {
             tracing::warn!(?outcome, entries, "RecordGrants refused: halving the batch");
             Ok((entries / 2).max(1))
         }

@@ -123,7 +123,20 @@ pub async fn run(
             }
             Err(_) => continue,
         };
-        for batch in cids.chunks(PER_TX) {
+        let per_tx = {
+            use crate::keyspaces::params::ParamsRead;
+            let max = node
+                .chain
+                .view()
+                .params()
+                .ok()
+                .flatten()
+                .map_or(PER_TX, |p| {
+                    usize::try_from(p.max_actions_per_tx).unwrap_or(PER_TX)
+                });
+            PER_TX.min(max).max(1)
+        };
+        for batch in cids.chunks(per_tx) {
             let actions = batch
                 .iter()
                 .map(|cid| {

@@ -29,18 +29,15 @@ impl LocalNode {
     }
 }
 
-/// The record of a validator that still serves content to its peers: an
-/// ACTIVE one, or one UNBONDING (a leaving member serves until its
-/// replacement confirms), or `None`.
+/// The record of a validator that may still serve content to its peers:
+/// any set member, whatever its status (a leaving member, UNBONDING or
+/// REMOVED, serves while it runs, until its replacement confirms), or
+/// `None` for a key with no record.
 pub fn serving_validator(
     state: &dyn StateRead,
     operator: &[u8; 32],
 ) -> anyhow::Result<Option<GenesisValidator>> {
-    let unbonding = crate::keyspaces::validators::ValidatorStatus::Unbonding as u32;
-    let rec = state.validator(operator)?;
-    Ok(rec
-        .filter(|r| r.status == STATUS_ACTIVE || r.status == unbonding)
-        .and_then(|r| r.validator))
+    Ok(state.validator(operator)?.and_then(|r| r.validator))
 }
 
 /// The record of an ACTIVE validator, or `None` (unknown, removed,

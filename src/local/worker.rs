@@ -268,6 +268,7 @@ fn decide(
     if let Some(s) = settled {
         let fresh = height < s.height.saturating_add(FULL_EVERY);
         if s.epoch == epoch && in_flight.is_empty() && fresh {
+            node.local.set_last_reconcile_height(height)?;
             return Ok((Some(height), Vec::new(), Some(s)));
         }
     }

@@ -37,6 +37,13 @@ pub fn enqueue<S: StateWrite>(state: &mut S, operator: &[u8; 32]) -> Result<(), 
 /// the stranded validators' uploads are walked again.
 pub fn on_active<S: StateWrite>(state: &mut S, operator: &[u8; 32]) -> Result<(), TxError> {
     state.delete_raw(churn_key(operator));
+    state.delete_raw(stranded_key(operator));
+    restrand(state)
+}
+
+/// Queues every stranded validator's walk again (a validator became
+/// ACTIVE, or [`RESTRAND_EVERY`] heights passed: quotas may have room).
+fn restrand<S: StateWrite>(state: &mut S) -> Result<(), TxError> {
     let prefix = stranded_prefix();
     for (key, _) in state.prefix_raw(Space::State, &prefix, None, usize::MAX)? {
         if let Some(op) = key
@@ -50,12 +57,30 @@ pub fn on_active<S: StateWrite>(state: &mut S, operator: &[u8; 32]) -> Result<()
     Ok(())
 }
 
+/// Heights between two walks of the stranded validators' uploads.
+pub const RESTRAND_EVERY: u64 = 256;
+
 /// The ACTIVE validators' operator keys, in key order: the members of
-/// CometBFT's set with power, each still ACTIVE.
+/// CometBFT's set with power and those with power queued (admitted, not
+/// yet in the set), each still ACTIVE.
 fn active<S: StateRead>(state: &S) -> Result<Vec<[u8; 32]>, TxError> {
     let mut out = Vec::new();
-    for m in state.comet_set()?.members.iter().filter(|m| m.power > 0) {
-        let Ok(consensus) = <[u8; 32]>::try_from(m.consensus_key.as_slice()) else {
+    let set = state.comet_set()?;
+    let queue = state.update_queue()?;
+    let keys = set
+        .members
+        .iter()
+        .filter(|m| m.power > 0)
+        .map(|m| &m.consensus_key)
+        .chain(
+            queue
+                .updates
+                .iter()
+                .filter(|q| q.power > 0)
+                .map(|q| &q.consensus_key),
+        );
+    for key in keys {
+        let Ok(consensus) = <[u8; 32]>::try_from(key.as_slice()) else {
             continue;
         };
         if let Some(op) = state.validator_by_consensus(&consensus)? {
@@ -65,6 +90,7 @@ fn active<S: StateRead>(state: &S) -> Result<Vec<[u8; 32]>, TxError> {
         }
     }
     out.sort();
+    out.dedup();
     Ok(out)
 }
 
@@ -120,6 +146,10 @@ fn reassign<S: StateWrite>(
     let Some(mut u) = state.upload(cid)? else {
         return Ok(());
     };
+    if state.is_active_validator(leaving)? {
+        // it came back before its walk reached this upload
+        return Ok(());
+    }
     let (reps, holds) = match &u.handover {
         Some(h) => (h.replication_set.clone(), h.dek_holder_set.clone()),
         None => (u.replication_set.clone(), u.dek_holder_set.clone()),
@@ -150,6 +180,9 @@ pub fn end_block<B: StateRead>(
     height: u64,
     p: &RightsParams,
 ) -> Result<usize, TxError> {
+    if height.is_multiple_of(RESTRAND_EVERY) {
+        restrand(state)?;
+    }
     let mut budget = p.reassignments_per_block as usize;
     let queue = state.prefix_raw(Space::State, &churn_prefix(), None, budget.max(1))?;
     if queue.is_empty() {

@@ -116,8 +116,9 @@ pub fn start<S: StateWrite>(
     p: &RightsParams,
 ) -> Result<(), TxError> {
     let serving = roles(&u.replication_set, &u.dek_holder_set);
-    undo_joins(state, u)?;
+    let before = undo_joins(state, u)?;
     let confirmed = roles(&u.replication_set, &u.dek_holder_set);
+    let replicas_before = before.unwrap_or(u.replication_set.len() as u32);
     let want = roles(&target.0, &target.1);
     let mut unconfirmed = Vec::new();
     for (k, r) in &want {
@@ -126,13 +127,17 @@ pub fn start<S: StateWrite>(
             continue;
         }
         if gained & REPLICA != 0 {
-            charge_replica(state, k, u, p)?;
+            charge(state, &quota(k, p), stored(u))?;
         }
         unconfirmed.push(pb::Joining {
             validator: k.to_vec(),
             roles: u32::from(gained),
         });
     }
+    // the pool pays for more replicas than there were, not for a swap
+    let grow = (target.0.len() as u64).saturating_sub(u64::from(replicas_before));
+    let pool_charged = grow.saturating_mul(stored(u));
+    charge(state, &pool(u, p), pool_charged)?;
     u.replication_set = union(&u.replication_set, &target.0);
     u.dek_holder_set = union(&u.dek_holder_set, &target.1);
     let now = roles(&u.replication_set, &u.dek_holder_set);
@@ -143,6 +148,8 @@ pub fn start<S: StateWrite>(
         dek_holder_set: target.1,
         unconfirmed,
         since_height: height,
+        replicas_before,
+        pool_charged,
     });
     if n == 0 {
         return finish(state, u, height);
@@ -158,10 +165,11 @@ pub fn start<S: StateWrite>(
 }
 
 /// Takes the roles the unconfirmed joiners of a running handover gained
-/// out of the serving sets again, releasing what they were charged.
-fn undo_joins<S: StateWrite>(state: &mut S, u: &mut pb::Upload) -> Result<(), TxError> {
+/// out of the serving sets again, releasing what they and the handover
+/// were charged. Returns the replica count the handover started from.
+fn undo_joins<S: StateWrite>(state: &mut S, u: &mut pb::Upload) -> Result<Option<u32>, TxError> {
     let Some(h) = u.handover.take() else {
-        return Ok(());
+        return Ok(None);
     };
     for j in &h.unconfirmed {
         let Ok(k) = <[u8; 32]>::try_from(j.validator.as_slice()) else {
@@ -169,81 +177,83 @@ fn undo_joins<S: StateWrite>(state: &mut S, u: &mut pb::Upload) -> Result<(), Tx
         };
         let gained = u8::try_from(j.roles).unwrap_or(0);
         if gained & REPLICA != 0 {
-            release_replica(state, &k, u)?;
+            release(state, &validator_usage_key(&k), stored(u))?;
             u.replication_set.retain(|x| x.as_slice() != k);
         }
         if gained & HOLDER != 0 {
             u.dek_holder_set.retain(|x| x.as_slice() != k);
         }
     }
-    Ok(())
+    release(state, &content_pool_key(&u.group_id), h.pool_charged)?;
+    Ok(Some(h.replicas_before))
+}
+
+/// A budget: its counter key, who pays (for the message), the param and
+/// its value.
+struct Budget {
+    key: Vec<u8>,
+    who: String,
+    param: &'static str,
+    max: u64,
 }
 
 /// The pool an upload's replicas are charged to: its group's, or the one
 /// all ungrouped uploads share.
-fn pool(u: &pb::Upload, p: &RightsParams) -> (Vec<u8>, &'static str, u64) {
-    if u.group_id.is_empty() {
-        let b = "rights.ungrouped_content_budget";
-        (content_pool_key(""), b, p.ungrouped_content_budget)
+fn pool(u: &pb::Upload, p: &RightsParams) -> Budget {
+    let (param, max) = if u.group_id.is_empty() {
+        (
+            "rights.ungrouped_content_budget",
+            p.ungrouped_content_budget,
+        )
     } else {
-        let b = "rights.group_content_budget";
-        (content_pool_key(&u.group_id), b, p.group_content_budget)
+        ("rights.group_content_budget", p.group_content_budget)
+    };
+    Budget {
+        key: content_pool_key(&u.group_id),
+        who: format!("the content pool of group {:?}", u.group_id),
+        param,
+        max,
     }
 }
 
-/// Charges `k`'s replication quota and the upload's content pool for one
-/// more replica, as `UploadComplete` does.
-fn charge_replica<S: StateWrite>(
-    state: &mut S,
-    k: &[u8; 32],
-    u: &pb::Upload,
-    p: &RightsParams,
-) -> Result<(), TxError> {
-    let size = stored(u);
-    let (pool_key, budget, max) = pool(u, p);
-    let charges = [
-        (
-            validator_usage_key(k),
-            format!("validator {}", hx(k)),
-            "rights.validator_replication_quota",
-            p.validator_replication_quota,
-        ),
-        (
-            pool_key,
-            format!("the content pool of {:?}", u.group_id),
-            budget,
-            max,
-        ),
-    ];
-    for (key, who, budget, max) in charges {
-        let used = state.usage(&key)?;
-        let total = used.saturating_add(size);
-        if total > max {
-            return Err(RightsError::ContentBudget {
-                who,
-                budget,
-                used,
-                adding: size,
-                max,
-            }
-            .into());
-        }
-        state.put_usage(&key, total);
+/// `k`'s replication quota.
+fn quota(k: &[u8; 32], p: &RightsParams) -> Budget {
+    Budget {
+        key: validator_usage_key(k),
+        who: format!("validator {}", hx(k)),
+        param: "rights.validator_replication_quota",
+        max: p.validator_replication_quota,
     }
+}
+
+/// Adds `size` to the budget's counter, refused past its max.
+fn charge<S: StateWrite>(state: &mut S, b: &Budget, size: u64) -> Result<(), TxError> {
+    if size == 0 {
+        return Ok(());
+    }
+    let used = state.usage(&b.key)?;
+    let total = used.saturating_add(size);
+    if total > b.max {
+        return Err(RightsError::ContentBudget {
+            who: b.who.clone(),
+            budget: b.param,
+            used,
+            adding: size,
+            max: b.max,
+        }
+        .into());
+    }
+    state.put_usage(&b.key, total);
     Ok(())
 }
 
-/// Releases what [`charge_replica`] charged.
-fn release_replica<S: StateWrite>(
-    state: &mut S,
-    k: &[u8; 32],
-    u: &pb::Upload,
-) -> Result<(), TxError> {
-    let size = stored(u);
-    for key in [validator_usage_key(k), content_pool_key(&u.group_id)] {
-        let used = state.usage(&key)?;
-        state.put_usage(&key, used.saturating_sub(size));
+/// Takes `size` off the counter at `key`.
+fn release<S: StateWrite>(state: &mut S, key: &[u8], size: u64) -> Result<(), TxError> {
+    if size == 0 {
+        return Ok(());
     }
+    let used = state.usage(key)?;
+    state.put_usage(key, used.saturating_sub(size));
     Ok(())
 }
 
@@ -270,9 +280,16 @@ fn finish<S: StateWrite>(state: &mut S, u: &mut pb::Upload, height: u64) -> Resu
     for (k, r) in &serving {
         let kept = after.get(k).copied().unwrap_or(0);
         if r & REPLICA != 0 && kept & REPLICA == 0 {
-            release_replica(state, k, u)?;
+            release(state, &validator_usage_key(k), stored(u))?;
         }
     }
+    // fewer replicas than before: the pool gets the difference back
+    let shrink = u64::from(h.replicas_before).saturating_sub(h.replication_set.len() as u64);
+    release(
+        state,
+        &content_pool_key(&u.group_id),
+        shrink.saturating_mul(stored(u)),
+    )?;
     put_roles(state, &u.flac_cid, (&serving, &after), height);
     u.replication_set = h.replication_set;
     u.dek_holder_set = h.dek_holder_set;

@@ -119,9 +119,10 @@ pub(super) async fn blocking(
         .map_err(|e| PeerError::Local(format!("{e:#}")))
 }
 
-/// The validators to ask: the ACTIVE and UNBONDING ones of `set` (a
-/// leaving member serves until its replacement confirms) but this one, in
-/// a random order, so that retries do not always start at the same peer.
+/// The validators to ask: the members of `set` with a validator record,
+/// whatever their status (a leaving member serves until its replacement
+/// confirms), but this one, in a random order, so that retries do not
+/// always start at the same peer.
 fn peers_in(
     node: &LocalNode,
     view: &View<'_>,

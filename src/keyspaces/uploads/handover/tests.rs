@@ -80,7 +80,11 @@ fn leaving_members_serve_until_every_joining_member_confirmed() {
         110,
         "charged on joining"
     );
-    assert_eq!(s.usage(&content_pool_key("")).unwrap(), 110, "and the pool");
+    assert_eq!(
+        s.usage(&content_pool_key("")).unwrap(),
+        0,
+        "a swap costs the pool nothing"
+    );
     assert!(s.get_raw(&under_replicated_key(b"flac")).unwrap().is_some());
     assert!(
         confirm(&mut s, &mut u, &[2; 32], 8).is_err(),
@@ -98,11 +102,6 @@ fn leaving_members_serve_until_every_joining_member_confirmed() {
         s.validator_replicated(&[2; 32]).unwrap(),
         0,
         "and its quota released"
-    );
-    assert_eq!(
-        s.usage(&content_pool_key("")).unwrap(),
-        0,
-        "and its pool share"
     );
     assert!(s.get_raw(&under_replicated_key(b"flac")).unwrap().is_none());
     assert_eq!(
@@ -183,4 +182,34 @@ fn a_member_that_is_not_active_keeps_the_upload_listed() {
         .expect("listed");
     let row = <pb::UnderReplicated as prost::Message>::decode(row.as_slice()).unwrap();
     assert!(row.reason.contains("not ACTIVE"), "{}", row.reason);
+}
+
+#[test]
+fn the_pool_pays_for_growth_only_and_gets_shrinkage_back() {
+    let base = MemState::default();
+    let (mut s, mut u) = world(&base);
+    let p = quota(1000);
+    let pool = |s: &Overlay<&MemState>| s.usage(&content_pool_key("")).unwrap();
+    s.put_usage(&content_pool_key(""), 220);
+    // 2 → 3 replicas: one more replica's bytes
+    start(&mut s, &mut u, (vec![k(1), k(2), k(3)], vec![k(1)]), 7, &p).unwrap();
+    assert_eq!(pool(&s), 330);
+    // re-aimed to a swap before 3 confirmed: the growth is undone
+    start(&mut s, &mut u, (vec![k(1), k(4)], vec![k(1)]), 8, &p).unwrap();
+    assert_eq!(pool(&s), 220);
+    confirm(&mut s, &mut u, &[4; 32], 9).unwrap();
+    assert_eq!(pool(&s), 220);
+    // 2 → 1: the pool gets one replica's bytes back
+    start(&mut s, &mut u, (vec![k(1)], vec![k(1)]), 10, &p).unwrap();
+    assert_eq!(pool(&s), 110);
+    // a pool that is full refuses growth
+    let tight = RightsParams {
+        ungrouped_content_budget: 150,
+        ..quota(1000)
+    };
+    let err = start(&mut s, &mut u, (vec![k(1), k(5)], vec![k(1)]), 11, &tight).unwrap_err();
+    assert!(
+        err.to_string().contains("ungrouped_content_budget"),
+        "{err}"
+    );
 }
