@@ -157,8 +157,15 @@ async fn a_licensed_consumer_gets_the_key_and_the_file_and_every_delivery_is_on_
         hex_field(&net, &j, "flac_cid"),
         hex_field(&net, &j, "encrypted_cid"),
     );
-    let mut c1 = net.client(1).await;
-    let upload = cc::upload_of(&mut c1, &cid).await.expect("upload on chain");
+    // node 1 may be a block behind node 0, which registered it
+    let upload = net
+        .wait_for("node1 to have the upload", WAIT, || async {
+            let mut c1 = net.client(1).await;
+            cc::upload_of(&mut c1, &cid)
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await;
     assert_eq!(upload.dek_holder_set.len(), 3);
 
     let publish = Action::PublishRelease(stave::keyspaces::releases::PublishRelease {

@@ -127,6 +127,7 @@ impl Access {
     pub(crate) fn settled(&self, recorded: u64) {
         let mut l = self.ledger.lock();
         l.pending = l.pending.saturating_sub(recorded);
+        publish_pending(l.pending);
     }
 
     /// `ACCESS_UNAVAILABLE` until a block was committed since start.
@@ -343,9 +344,15 @@ impl Access {
         l.pending += 1;
         let m = &crate::metrics::metrics().access;
         m.delivered.inc();
-        m.pending.set(i64::try_from(l.pending).unwrap_or(i64::MAX));
+        publish_pending(l.pending);
         Ok(())
     }
+}
+
+/// `stave_access_pending_grants`.
+fn publish_pending(n: u64) {
+    let gauge = &crate::metrics::metrics().access.pending;
+    gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
 }
 
 fn replayed(req: &Request) -> AccessError {

@@ -158,7 +158,7 @@ impl Downloads {
     }
 }
 
-/// How one download is sent.
+/// How one download is sent (from [`super::Access::open_download`]).
 pub struct Sending {
     pub file: tokio::fs::File,
     pub pieces: Vec<(u64, u64)>,
@@ -169,22 +169,9 @@ pub struct Sending {
     pub min_rate: u64,
 }
 
-impl Downloads {
-    /// The byte buckets, for a [`Sending`].
-    pub fn buckets(&self) -> Arc<DefaultKeyedRateLimiter<IpAddr>> {
-        self.bytes.clone()
-    }
-}
-
 /// The error the reader sees when a stream is cut.
 fn cut(why: String) -> tonic::Status {
-    let e = AccessError::TooSlow(why);
-    crate::metrics::metrics()
-        .access
-        .refused
-        .with_label_values(&[e.code().name()])
-        .inc();
-    e.to_status()
+    AccessError::TooSlow(why).refusal()
 }
 
 /// Reads piece `(s, e)` of `file`.
@@ -291,7 +278,7 @@ impl super::Access {
             pieces,
             total,
             slot,
-            bytes: self.downloads.buckets(),
+            bytes: self.downloads.bytes.clone(),
             idle: Duration::from_secs(self.cfg.idle_timeout_secs.max(1)),
             min_rate: self.cfg.min_bytes_per_sec,
         })

@@ -114,6 +114,19 @@ impl AccessError {
     }
 }
 
+impl AccessError {
+    /// [`AccessError::to_status`], counted in
+    /// `stave_access_refused_total` by code.
+    pub fn refusal(&self) -> tonic::Status {
+        crate::metrics::metrics()
+            .access
+            .refused
+            .with_label_values(&[self.code().name()])
+            .inc();
+        self.to_status()
+    }
+}
+
 impl From<crate::store::StoreError> for AccessError {
     fn from(e: crate::store::StoreError) -> Self {
         AccessError::Local(e.to_string())

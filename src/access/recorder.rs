@@ -140,34 +140,46 @@ fn coalesce(
     batch
 }
 
-/// Whether the chain would record `g` from `me` now.
-fn would_record(
-    view: &View<'_>,
-    me: &[u8; 32],
-    g: &RecordGrant,
-    params: &crate::keyspaces::params::Params,
-) -> anyhow::Result<bool> {
-    if g.check_stateless(params).is_err() {
-        return Ok(false);
+/// What every entry of a round is checked against, read once.
+struct Recordable<'a> {
+    view: &'a View<'a>,
+    me: [u8; 32],
+    /// Whether this validator is ACTIVE (else nothing is recordable).
+    active: bool,
+    /// The committed block time.
+    now: u64,
+    params: &'a crate::keyspaces::params::Params,
+}
+
+impl Recordable<'_> {
+    /// Whether the chain would record `g` from this validator now.
+    fn allows(&self, g: &RecordGrant) -> anyhow::Result<bool> {
+        if !self.active || g.check_stateless(self.params).is_err() {
+            return Ok(false);
+        }
+        let Some(upload) = self.view.upload(&g.cid)? else {
+            return Ok(false);
+        };
+        if !upload
+            .dek_holder_set
+            .iter()
+            .any(|k| k.as_slice() == self.me)
+        {
+            return Ok(false);
+        }
+        let Ok(consumer) = <[u8; 32]>::try_from(g.consumer_pubkey.as_slice()) else {
+            return Ok(false);
+        };
+        let context: &[Condition] = &g.context;
+        let req = access::AccessRequest {
+            cid: &g.cid,
+            consumer: &consumer,
+            territory: &g.territory,
+            now: self.now,
+            context,
+        };
+        Ok(access::decide_with(self.view, &req, CacheUse::Query)?.allowed())
     }
-    let Some(upload) = view.upload(&g.cid)? else {
-        return Ok(false);
-    };
-    if !upload.dek_holder_set.iter().any(|k| k.as_slice() == me) || !view.is_active_validator(me)? {
-        return Ok(false);
-    }
-    let Ok(consumer) = <[u8; 32]>::try_from(g.consumer_pubkey.as_slice()) else {
-        return Ok(false);
-    };
-    let context: &[Condition] = &g.context;
-    let req = access::AccessRequest {
-        cid: &g.cid,
-        consumer: &consumer,
-        territory: &g.territory,
-        now: block_secs(view.commit_info()?.last_block_time_ns),
-        context,
-    };
-    Ok(access::decide_with(view, &req, CacheUse::Query)?.allowed())
 }
 
 /// The next batch, at most `cap` entries, each checked again; first
@@ -198,9 +210,16 @@ fn prepare(a: &Access, cap: usize) -> anyhow::Result<Batch> {
         .min(cap);
     let max_bytes = params.max_tx_bytes.saturating_sub(TX_OVERHEAD);
     let mut batch = coalesce(rows, max, max_bytes);
+    let check = Recordable {
+        view: &view,
+        me,
+        active: view.is_active_validator(&me)?,
+        now: block_secs(view.commit_info()?.last_block_time_ns),
+        params: &params,
+    };
     let mut kept = Vec::with_capacity(batch.entries.len());
     for e in std::mem::take(&mut batch.entries) {
-        if would_record(&view, &me, &e.grant, &params)? {
+        if check.allows(&e.grant)? {
             kept.push(e);
         } else {
             batch.refused.extend(e.seqs);
@@ -218,8 +237,6 @@ fn refuse(a: &Access, seqs: &[u64]) -> anyhow::Result<()> {
     a.settled(seqs.len() as u64);
     let m = &crate::metrics::metrics().access;
     m.grant_refused.inc_by(seqs.len() as u64);
-    m.pending
-        .set(i64::try_from(a.pending()).unwrap_or(i64::MAX));
     tracing::warn!(
         deliveries = seqs.len(),
         "the chain would refuse these deliveries' grants: counted as refused"
@@ -317,8 +334,6 @@ async fn round(a: &Arc<Access>, submitter: &Submitter, cap: usize) -> anyhow::Re
             a.settled(n);
             let m = &crate::metrics::metrics().access;
             m.recorded.inc_by(n);
-            m.pending
-                .set(i64::try_from(a.pending()).unwrap_or(i64::MAX));
             Ok(usize::MAX)
         }
         Sent::Refused | Sent::TooBig if entries == 1 => {

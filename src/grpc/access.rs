@@ -23,13 +23,8 @@ pub const DOWNLOAD_PATH: &str = "/stave.content.v1.ContentService/Download";
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024;
 
 fn refused(e: &AccessError) -> Status {
-    crate::metrics::metrics()
-        .access
-        .refused
-        .with_label_values(&[e.code().name()])
-        .inc();
     tracing::debug!(code = e.code().value(), error = %e, "access request refused");
-    e.to_status()
+    e.refusal()
 }
 
 /// `ACCESS_REQUEST_INVALID` past [`MAX_REQUEST_BYTES`] (the service
