@@ -49,6 +49,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ] {
         cfg = cfg.type_attribute(format!("stave.governance.v1.{m}"), "#[derive(Eq)]");
     }
+    // The release model (stave.ddex.v1) is compiled by the stave-ddex crate.
+    cfg = cfg.extern_path(".stave.ddex.v1", "::stave_ddex::proto::ddex");
     cfg.file_descriptor_set_path(out.join("stave_descriptor.bin"))
         .compile_protos(&protos, &["proto"])?;
     Ok(())

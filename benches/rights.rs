@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use stave::app::{App, AppConfig};
 use stave::keyspaces::entitlements::{EntitlementsWrite, GrantEntitlement};
 use stave::keyspaces::params::{Params, ParamsWrite};
-use stave::keyspaces::uploads::{sign_manifest, UploadsWrite};
+use stave::keyspaces::uploads::UploadsWrite;
 use stave::proto::rights as pb;
 use stave::store::{ChainStore, MemState, Overlay};
 use stave::tx::{build::sign_tx, Action};
@@ -28,6 +28,9 @@ use stave::tx::{build::sign_tx, Action};
 #[path = "support/settle.rs"]
 mod settle;
 use settle::settle;
+#[path = "support/upload.rs"]
+mod upload;
+use upload::upload_complete;
 
 const CHAIN: &str = "bench";
 const CIDS: u64 = 1000;
@@ -82,6 +85,7 @@ fn request(i: u64, k: usize) -> pb::CheckAccessRequest {
         consumer_pubkey: holder(i).to_vec(),
         territory: if k.is_multiple_of(2) { "GB" } else { "US" }.into(),
         context: Vec::new(),
+        use_type: 0,
     }
 }
 
@@ -220,52 +224,11 @@ fn grant_blocks(block_size: usize, blocks: usize) {
     let (g, comet, op) = genesis();
     app.init_chain(CHAIN, 0, &g, &comet).expect("genesis");
     let owner = SigningKey::from_bytes(&[1; 32]);
-    let vk = op.verifying_key().to_bytes().to_vec();
-    let eph = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([9; 32]));
-    let m = pb::UploadManifest {
-        chain_id: CHAIN.into(),
-        flac_cid: cid(0),
-        encrypted_cid: stave::media::cid::raw_cid(b"e").to_vec(),
-        encrypted_size: 1,
-        replication_set: vec![vk.clone()],
-        dek_holder_set: vec![vk.clone()],
-        processing_validator: vk,
-        recovery_dek: Some(pb::WrappedDek {
-            wrapped_dek: vec![1; 48],
-            ephemeral_pubkey: eph.as_bytes().to_vec(),
-            ..Default::default()
-        }),
-        dek_commitment: vec![0x11; 32],
-        facts: Some(pb::AudioFacts {
-            sample_rate: 44_100,
-            channels: 2,
-            bits_per_sample: 16,
-            frames: 44_100,
-            duration_ms: 1000,
-            source_codec: "flac".into(),
-            lossless_source: true,
-        }),
-        ..Default::default()
-    };
-    let uc = Action::UploadComplete(sign_manifest(&owner, m).try_into().expect("uc"));
+    let uc = upload_complete(CHAIN, &owner, &op, cid(0));
     let mut h = 0;
     block(&mut app, &mut h, &[sign_tx(&op, CHAIN, 0, vec![uc], "")]);
-    let ern = pb::ErnRelease {
-        icpn: "4006381333931".into(),
-        title: "t".into(),
-        display_artist: "a".into(),
-        release_date: "2026-01-01".into(),
-        tracks: vec![pb::ErnTrack {
-            isrc: "USRC17607839".into(),
-            title: "t".into(),
-            duration_secs: 1,
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
     let publish = Action::PublishRelease(stave::keyspaces::releases::PublishRelease {
-        flac_cid: cid(0),
-        ern,
+        message: Box::new(stave::ddex::build::single(&cid(0))),
     });
     block(
         &mut app,

@@ -39,6 +39,9 @@
 //! - [`crypto`]: DEK wrapping, stream encryption, the key-encryption key.
 //! - [`media`]: decoding audio, lossless FLAC encoding, content ids, and
 //!   the `transcode-worker` child process that runs them under limits.
+//! - [`ddex`]: DDEX ERN 4.3 releases: the model, the XML importer and
+//!   exporter (client side), and the pure checks consensus runs
+//!   (`keyspaces::releases` stores them; deals feed the access decision).
 //! - [`content`]: the upload pipeline's node side: the signed upload
 //!   intent, admission against chain state, the job driver and the
 //!   operator-key tx submitter behind `ContentService`.
@@ -59,6 +62,8 @@ pub mod client;
 pub mod config;
 pub mod content;
 pub mod crypto;
+/// The `stave-ddex` crate (crates/ddex): DDEX ERN 4.3 releases.
+pub use stave_ddex::ddex;
 pub mod gas;
 pub mod grpc;
 pub mod keyfile;

@@ -85,6 +85,8 @@ pub use self::stave::query::v1 as query;
 pub use self::stave::rights::v1 as rights;
 /// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.
 pub use self::stave::tx::v1 as tx;
+/// `stave.ddex.v1`: the DDEX ERN 4.3 release model and its on-chain records.
+pub use stave_ddex::proto::ddex;
 
 /// The encoded file descriptor set, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("stave_descriptor");

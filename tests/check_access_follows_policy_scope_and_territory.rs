@@ -16,6 +16,7 @@ fn ask(w: &World, cid: &[u8], who: u8, territory: &str) -> Result<(bool, u32), t
         consumer_pubkey: pk(who).to_vec(),
         territory: territory.into(),
         context: Vec::new(),
+        use_type: 0,
     };
     let view = w.node.store.view();
     check_access(&view, &req)
@@ -64,22 +65,26 @@ async fn check_access_follows_policy_scope_and_territory() {
     assert_eq!(ask(&w, c, STRANGER, "US"), Err(tonic::Code::Unimplemented));
     assert_eq!(ask(&w, c, CONSUMER, "GB"), Err(tonic::Code::Unimplemented));
 
-    // a release distributed only in FR: non-owners elsewhere are denied
+    // a release whose only deal is in FR: non-owners elsewhere get NO_DEAL
     let mut w = World::new().await;
     let c2 = b"cid-2";
     w.send(VALIDATORS[0], vec![upload_action(UPLOADER, manifest(c2))])
         .await
         .ok();
-    let mut e = ern();
-    e.territories = vec!["FR".into()];
-    w.send(UPLOADER, vec![publish(c2, e)]).await.ok();
+    let mut m = release_of(c2);
+    m.release_deal[0].deal[0]
+        .deal_terms
+        .as_mut()
+        .unwrap()
+        .territory_code = vec!["FR".into()];
+    w.send(UPLOADER, vec![publish_msg(m)]).await.ok();
     w.send(UPLOADER, vec![grant(c2, CONSUMER, Role::Consumer, None)])
         .await
         .ok();
     assert_eq!(ask(&w, c2, CONSUMER, "FR"), Ok((true, 0)));
     assert_eq!(
         ask(&w, c2, CONSUMER, "DE"),
-        Ok((false, Code::AccessDenied.value()))
+        Ok((false, Code::NoDeal.value()))
     );
     assert_eq!(ask(&w, c2, UPLOADER, "DE"), Ok((true, 0)));
 }

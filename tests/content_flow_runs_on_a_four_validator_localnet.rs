@@ -11,12 +11,11 @@ mod common;
 
 use common::localnet::{binaries, Localnet, LocalnetConfig};
 use common::rights::{
-    access_until, ern, manifest, one_grant_by_key, operator, set_key, submit, WAIT,
+    access_until, manifest, one_grant_by_key, operator, publish_single, set_key, submit, WAIT,
 };
 use ed25519_dalek::SigningKey;
 use stave::keyspaces::entitlements::GrantEntitlement;
 use stave::keyspaces::grants::RecordGrant;
-use stave::keyspaces::releases::PublishRelease;
 use stave::keyspaces::uploads::sign_manifest;
 use stave::proto::rights as pb;
 use stave::tx::{Action, Code};
@@ -63,10 +62,7 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
         "UploadComplete by the processing validator",
     )
     .await;
-    let publish = Action::PublishRelease(PublishRelease {
-        flac_cid: CID.to_vec(),
-        ern: ern(),
-    });
+    let publish = publish_single(CID);
     submit(
         &net,
         1,
@@ -104,6 +100,7 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
         territory: "GB".into(),
         context: Vec::new(),
         count: 0,
+        use_type: 0,
     });
     submit(
         &net,

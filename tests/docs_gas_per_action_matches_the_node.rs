@@ -151,9 +151,9 @@ async fn rights_rows(d: &mut Doc) {
     .await;
     d.row(
         UPLOADER,
-        publish(CID2, ern()),
+        publish(CID2),
         "PublishRelease",
-        "a one-track ERN, OWNER entitlement",
+        "a one-track release, one worldwide deal, OWNER entitlement",
     )
     .await;
     let g = grant(CID, CONSUMER, Role::Consumer, None);

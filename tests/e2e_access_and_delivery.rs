@@ -30,7 +30,7 @@ mod common;
 use std::time::Duration;
 
 use common::localnet::{binaries, Localnet, LocalnetConfig};
-use common::rights::{ern, one_grant_by_key, operator, set_key, submit};
+use common::rights::{one_grant_by_key, operator, publish_single, set_key, submit};
 use common::upload::{admit_group, write_wav};
 use ed25519_dalek::SigningKey;
 use serde_json::Value;
@@ -168,10 +168,7 @@ async fn a_licensed_consumer_gets_the_key_and_the_file_and_every_delivery_is_on_
         .await;
     assert_eq!(upload.dek_holder_set.len(), 3);
 
-    let publish = Action::PublishRelease(stave::keyspaces::releases::PublishRelease {
-        flac_cid: cid.clone(),
-        ern: ern(),
-    });
+    let publish = publish_single(&cid);
     submit(&net, 1, &uploader, vec![publish], "PublishRelease").await;
     let grant = Action::GrantEntitlement(stave::keyspaces::entitlements::GrantEntitlement {
         cid: cid.clone(),

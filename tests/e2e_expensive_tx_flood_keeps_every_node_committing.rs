@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::localnet::{binaries, Localnet, LocalnetConfig};
-use common::rights::{ern, manifest, operator, set_key, WAIT};
+use common::rights::{manifest, operator, publish_single, set_key, WAIT};
 use ed25519_dalek::SigningKey;
 use futures::StreamExt;
 use stave::client::StaveClient;
@@ -38,7 +38,6 @@ use stave::keyspaces::groups::{ApplyGroup, RotateTakedownAuthority, VoteGroup};
 use stave::keyspaces::kv::token::client as token;
 use stave::keyspaces::kv::{KvSet, KvdbAction, KvdbOp};
 use stave::keyspaces::policies::SetPolicy;
-use stave::keyspaces::releases::PublishRelease;
 use stave::keyspaces::uploads::sign_manifest;
 use stave::proto::governance as gpb;
 use stave::proto::query::AccountRequest;
@@ -285,10 +284,7 @@ async fn a_flood_of_expensive_txs_keeps_every_node_committing() {
     let uc = sign_manifest(&uploader, manifest(&net, &ops, CID, ""));
     let upload = Action::UploadComplete(uc.try_into().expect("valid UploadComplete"));
     setup(n, &ops[0], vec![upload], "UploadComplete").await;
-    let publish = Action::PublishRelease(PublishRelease {
-        flac_cid: CID.to_vec(),
-        ern: ern(),
-    });
+    let publish = publish_single(CID);
     setup(n, &uploader, vec![publish], "PublishRelease").await;
     let model = model_id(&uploader, "flood");
     let mut rules = heavy_model(&uploader, "flood");
@@ -352,6 +348,7 @@ async fn a_flood_of_expensive_txs_keeps_every_node_committing() {
                         territory: "GB".into(),
                         context: Vec::new(),
                         count: 0,
+                        use_type: 0,
                     })
                 })
                 .collect()

@@ -80,7 +80,7 @@ proptest! {
         rt.block_on(async {
             let mut w = World::published(CIDS[0]).await;
             w.send(VALIDATORS[0], vec![upload_action(UPLOADER, manifest(CIDS[1]))]).await.ok();
-            w.send(UPLOADER, vec![publish(CIDS[1], ern())]).await.ok();
+            w.send(UPLOADER, vec![publish(CIDS[1])]).await.ok();
             w.send(UPLOADER, vec![grant(CIDS[0], ADMIN, Role::Admin, None)]).await.ok();
             check(&w);
             for ops in &blocks {

@@ -143,6 +143,7 @@ async fn deliveries_in_one_period_share_one_record_with_a_count() {
         territory: "GB".into(),
         context: Vec::new(),
         count,
+        use_type: 0,
     };
     let batch = |grants| {
         Action::RecordGrants(RecordGrants {

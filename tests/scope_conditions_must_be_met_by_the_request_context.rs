@@ -27,6 +27,7 @@ fn ask(w: &World, cid: &[u8], context: Vec<Condition>) -> Result<(bool, u32, Str
         consumer_pubkey: pk(CONSUMER).to_vec(),
         territory: "GB".into(),
         context,
+        use_type: 0,
     };
     check_access(&w.node.store.view(), &req)
         .map(|r| (r.allowed, r.code, r.reason))
@@ -40,6 +41,7 @@ fn record_with(cid: &[u8], context: Vec<Condition>) -> Action {
         territory: "GB".into(),
         context,
         count: 0,
+        use_type: 0,
     })
 }
 

@@ -21,11 +21,10 @@
 mod common;
 
 use common::localnet::{binaries, Localnet, LocalnetConfig};
-use common::rights::{access_until, ern, manifest, operator, set_key, submit, WAIT};
+use common::rights::{access_until, manifest, operator, publish_single, set_key, submit, WAIT};
 use ed25519_dalek::SigningKey;
 use stave::keyspaces::entitlements::GrantEntitlement;
 use stave::keyspaces::groups::{ApplyGroup, VoteGroup};
-use stave::keyspaces::releases::PublishRelease;
 use stave::keyspaces::takedowns::{CounterNotice, SetFlag, TakedownRequest, TakedownResolve};
 use stave::keyspaces::uploads::sign_manifest;
 use stave::proto::governance as gpb;
@@ -51,10 +50,7 @@ async fn release(
     let uc = sign_manifest(uploader, manifest(net, ops, cid, GROUP));
     let upload = Action::UploadComplete(uc.try_into().expect("valid UploadComplete"));
     submit(net, 0, &ops[0], vec![upload], "UploadComplete in the group").await;
-    let publish = Action::PublishRelease(PublishRelease {
-        flac_cid: cid.to_vec(),
-        ern: ern(),
-    });
+    let publish = publish_single(cid);
     let grant = Action::GrantEntitlement(GrantEntitlement {
         cid: cid.to_vec(),
         pubkey: consumer.to_vec(),

@@ -63,23 +63,6 @@ fn upload(uploader: &SigningKey, cid: &[u8]) -> Action {
     Action::UploadComplete(uc.try_into().expect("valid UploadComplete"))
 }
 
-fn ern() -> pb::ErnRelease {
-    pb::ErnRelease {
-        icpn: "4006381333931".into(),
-        title: "Calibration".into(),
-        display_artist: "The Validators".into(),
-        label: "Stave Records".into(),
-        release_date: "2026-11-27".into(),
-        tracks: vec![pb::ErnTrack {
-            isrc: "USRC17607839".into(),
-            title: "Block One".into(),
-            display_artist: "The Validators".into(),
-            duration_secs: 215,
-        }],
-        ..Default::default()
-    }
-}
-
 fn rule(model: &str, slot: u32, values: Vec<String>) -> Action {
     Action::AddCasbinRule(AddCasbinRule {
         model_id: model.into(),
@@ -156,8 +139,7 @@ pub fn setup_grants(w: &mut World, blocks: usize, small: bool) {
     let owned = (0..cids)
         .map(|n| {
             let publish = Action::PublishRelease(PublishRelease {
-                flac_cid: grant_cid(n),
-                ern: ern(),
+                message: Box::new(stave::ddex::build::single(&grant_cid(n))),
             });
             let (model, mut actions) = heavy_model(&owner(n), n, small);
             actions.insert(0, publish);
@@ -188,6 +170,7 @@ pub fn grants(block: usize, i: usize) -> (SigningKey, Vec<Action>) {
                 territory: "GB".into(),
                 context: Vec::new(),
                 count: 0,
+                use_type: 0,
             })
         })
         .collect();

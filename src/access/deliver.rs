@@ -223,6 +223,7 @@ impl Access {
                 cid: &upload.flac_cid,
                 consumer: &req.consumer,
                 territory: &req.territory,
+                use_type: req.use_type,
                 now: block_time,
                 context: &req.context,
             },
@@ -325,6 +326,7 @@ impl Access {
             context: ok.req.context.clone(),
             delivered_ms: crate::content::now_ms(),
             request_hash: ok.req.hash.to_vec(),
+            use_type: ok.req.use_type,
         };
         let mut l = self.ledger.lock();
         // never a number the chain counts as recorded (a store rebuilt

@@ -303,6 +303,7 @@ impl super::Access {
             cid: &upload.flac_cid,
             consumer: &[0; 32],
             territory: "",
+            use_type: 0,
             now,
             context: &[],
         };

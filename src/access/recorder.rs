@@ -69,7 +69,7 @@ struct Batch {
     to: u64,
 }
 
-type Group = (Vec<u8>, Vec<u8>, String, Vec<(String, String)>);
+type Group = (Vec<u8>, Vec<u8>, String, Vec<(String, String)>, i32);
 
 fn group_of(g: &PendingGrant) -> Group {
     let ctx = g
@@ -82,6 +82,7 @@ fn group_of(g: &PendingGrant) -> Group {
         g.consumer_pubkey.clone(),
         g.territory.clone(),
         ctx,
+        g.use_type,
     )
 }
 
@@ -133,6 +134,7 @@ fn coalesce(
                 territory: g.territory,
                 context: g.context,
                 count: 1,
+                use_type: g.use_type,
             },
             seqs: vec![seq],
         });
@@ -175,6 +177,7 @@ impl Recordable<'_> {
             cid: &g.cid,
             consumer: &consumer,
             territory: &g.territory,
+            use_type: g.use_type,
             now: self.now,
             context,
         };

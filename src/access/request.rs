@@ -41,6 +41,7 @@ pub fn sign_bytes(r: &pb::AccessRequest) -> Vec<u8> {
         put_bytes(&mut out, c.key.as_bytes());
         put_bytes(&mut out, c.value.as_bytes());
     }
+    out.extend_from_slice(&r.use_type.to_be_bytes());
     out
 }
 
@@ -70,6 +71,8 @@ pub struct Request {
     pub validator: Option<[u8; 32]>,
     pub territory: String,
     pub context: Vec<Condition>,
+    /// `stave.ddex.v1.UseType`, a known value.
+    pub use_type: i32,
     /// SHA-256 of the sign bytes: what the receipt names.
     pub hash: [u8; 32],
 }
@@ -173,6 +176,12 @@ impl Request {
         check_territory(&r.territory).map_err(|e| invalid(e.to_string()))?;
         scope::check_conditions("request context", &r.context, rights)
             .map_err(|e| invalid(e.to_string()))?;
+        if crate::ddex::use_type::request_bit(r.use_type).is_none() {
+            return Err(invalid(format!(
+                "use_type {} is not a known use",
+                r.use_type
+            )));
+        }
         Ok(Request {
             chain_id: r.chain_id.clone(),
             timestamp_ms: r.timestamp_ms,
@@ -183,6 +192,7 @@ impl Request {
             validator,
             territory: r.territory.clone(),
             context: r.context.clone(),
+            use_type: r.use_type,
             hash: [0; 32],
         })
     }

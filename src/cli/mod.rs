@@ -16,6 +16,7 @@ pub mod loadtest;
 mod local;
 mod output;
 mod query;
+pub mod release;
 mod reset;
 mod rights;
 mod rights_query;
@@ -69,6 +70,9 @@ pub enum Command {
     /// Upload audio to a validator and follow upload jobs.
     #[command(subcommand)]
     Content(content::ContentCmd),
+    /// DDEX ERN 4.3 releases: import a NewReleaseMessage and publish it.
+    #[command(subcommand)]
+    Release(release::ReleaseCmd),
     /// Send signed txs at a fixed rate and measure commit latency.
     Loadtest(loadtest::LoadtestArgs),
     /// Transcode one audio file to FLAC under resource limits (the child
@@ -129,6 +133,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tx(c) => tx::run(c, out).await,
         Command::Query(c) => query::run(c, out).await,
         Command::Content(c) => content::run(c, out).await,
+        Command::Release(c) => release::run(c, out).await,
         Command::Loadtest(a) => loadtest::run(a, out).await,
         Command::TranscodeWorker(_) => Ok(()),
     }

@@ -37,6 +37,10 @@ pub enum QueryCmd {
     /// Content and rights reads and the access decision.
     #[command(subcommand)]
     Rights(super::rights_query::RightsQuery),
+    /// A release by id (`--ern`: as ERN 4.3 XML; `--deals`; `--versions`).
+    Release(super::release::ReleaseQuery),
+    /// The releases of a cid (`--cid`) or a party (`--party`).
+    Releases(super::release::ReleasesQuery),
     /// kvdb reads.
     Kvdb(super::kv::KvdbQuery),
     /// The node's local store.
@@ -136,6 +140,8 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
         QueryCmd::Groups(q) => return super::groups::run_query(q, out).await,
         QueryCmd::Casbin(c) => return super::casbin::run_query(c, out).await,
         QueryCmd::Rights(r) => return super::rights_query::run_query(r, out).await,
+        QueryCmd::Release(r) => return super::release::query_release(r, out).await,
+        QueryCmd::Releases(r) => return super::release::query_releases(r, out).await,
         QueryCmd::Kv(KvQuery::Tokens {
             key,
             controller,

@@ -13,7 +13,6 @@ use crate::client::StaveClient;
 use crate::keyspaces::entitlements::{GrantEntitlement, RevokeEntitlement};
 use crate::keyspaces::grants::RecordGrant;
 use crate::keyspaces::policies::SetPolicy;
-use crate::keyspaces::releases::PublishRelease;
 use crate::keyspaces::uploads::sign_manifest;
 use crate::proto::query::StatusRequest;
 use crate::proto::rights as pb;
@@ -84,35 +83,6 @@ pub struct ManifestArgs {
     pub dek_commitment: String,
 }
 
-#[derive(Args, Debug)]
-pub struct ErnArgs {
-    #[arg(long, default_value = "")]
-    pub icpn: String,
-    #[arg(long, default_value = "")]
-    pub grid: String,
-    #[arg(long)]
-    pub title: String,
-    #[arg(long)]
-    pub artist: String,
-    #[arg(long, default_value = "")]
-    pub label: String,
-    #[arg(long, default_value = "")]
-    pub genre: String,
-    /// YYYY-MM-DD.
-    #[arg(long)]
-    pub release_date: String,
-    #[arg(long, default_value = "")]
-    pub p_line: String,
-    #[arg(long, default_value = "")]
-    pub c_line: String,
-    /// ISO 3166-1 alpha-2, repeated; none = worldwide.
-    #[arg(long = "territory")]
-    pub territories: Vec<String>,
-    /// `ISRC:SECONDS:TITLE`, repeated.
-    #[arg(long = "track", required = true)]
-    pub tracks: Vec<String>,
-}
-
 #[derive(Subcommand, Debug)]
 pub enum RightsTx {
     /// Uploader side: build and sign an UploadComplete; prints it as hex.
@@ -120,14 +90,6 @@ pub enum RightsTx {
     /// Processing validator: submit an UploadComplete (hex from sign-manifest).
     UploadComplete {
         signed: String,
-        #[command(flatten)]
-        opts: TxOpts,
-    },
-    /// Uploader: publish a release of FLAC_CID.
-    Publish {
-        flac_cid: String,
-        #[command(flatten)]
-        ern: ErnArgs,
         #[command(flatten)]
         opts: TxOpts,
     },
@@ -176,6 +138,11 @@ pub enum RightsTx {
         /// entitlement scope's conditions.
         #[arg(long = "context")]
         context: Vec<String>,
+        /// The use delivered: on-demand-stream (default),
+        /// non-interactive-stream, content-influenced-stream,
+        /// permanent-download, conditional-download, tethered-download.
+        #[arg(long = "use", default_value = "on-demand-stream", value_parser = crate::cli::release::parse_use)]
+        use_type: i32,
         #[command(flatten)]
         opts: TxOpts,
     },
@@ -183,36 +150,6 @@ pub enum RightsTx {
 
 fn enum_arg(s: &str) -> String {
     s.to_ascii_uppercase().replace('-', "_")
-}
-
-fn ern(a: ErnArgs) -> anyhow::Result<pb::ErnRelease> {
-    let mut tracks = Vec::new();
-    for t in &a.tracks {
-        let mut parts = t.splitn(3, ':');
-        let (Some(isrc), Some(secs), Some(title)) = (parts.next(), parts.next(), parts.next())
-        else {
-            anyhow::bail!("track {t:?} is not ISRC:SECONDS:TITLE");
-        };
-        tracks.push(pb::ErnTrack {
-            isrc: isrc.into(),
-            title: title.into(),
-            display_artist: a.artist.clone(),
-            duration_secs: secs.parse()?,
-        });
-    }
-    Ok(pb::ErnRelease {
-        icpn: a.icpn,
-        grid: a.grid,
-        title: a.title,
-        display_artist: a.artist,
-        label: a.label,
-        genre: a.genre,
-        release_date: a.release_date,
-        p_line: a.p_line,
-        c_line: a.c_line,
-        territories: a.territories,
-        tracks,
-    })
 }
 
 async fn sign(a: ManifestArgs, out: Output) -> anyhow::Result<()> {
@@ -298,20 +235,6 @@ pub async fn run_tx(cmd: RightsTx, out: Output) -> anyhow::Result<()> {
                 opts,
             )
         }
-        RightsTx::Publish {
-            flac_cid,
-            ern: e,
-            opts,
-        } => {
-            let flac_cid = unhex("flac_cid", &flac_cid)?;
-            (
-                Action::PublishRelease(PublishRelease {
-                    flac_cid,
-                    ern: ern(e)?,
-                }),
-                opts,
-            )
-        }
         RightsTx::Grant {
             cid,
             pubkey,
@@ -361,6 +284,7 @@ pub async fn run_tx(cmd: RightsTx, out: Output) -> anyhow::Result<()> {
             consumer,
             territory,
             context,
+            use_type,
             opts,
         } => {
             let a = RecordGrant {
@@ -369,6 +293,7 @@ pub async fn run_tx(cmd: RightsTx, out: Output) -> anyhow::Result<()> {
                 territory,
                 context: conditions(&context)?,
                 count: 0,
+                use_type,
             };
             (Action::RecordGrant(a), opts)
         }

@@ -39,11 +39,6 @@ pub enum RightsQuery {
         #[command(flatten)]
         q: QOpts,
     },
-    Release {
-        cid: String,
-        #[command(flatten)]
-        q: QOpts,
-    },
     Policy {
         cid: String,
         #[command(flatten)]
@@ -103,6 +98,9 @@ pub enum RightsQuery {
         /// entitlement scope's conditions.
         #[arg(long = "context")]
         context: Vec<String>,
+        /// The use asked for (see `stave tx rights record-grant --use`).
+        #[arg(long = "use", default_value = "on-demand-stream", value_parser = super::release::parse_use)]
+        use_type: i32,
         #[command(flatten)]
         q: QOpts,
     },
@@ -145,7 +143,6 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
     let node = match &cmd {
         RightsQuery::Upload { q, .. }
         | RightsQuery::Dek { q, .. }
-        | RightsQuery::Release { q, .. }
         | RightsQuery::Policy { q, .. }
         | RightsQuery::Entitlement { q, .. }
         | RightsQuery::EntitlementsByCid { q, .. }
@@ -176,20 +173,6 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
             let d = r.dek.unwrap_or_default();
             json!({"found": r.found, "wrapped_dek": hex::encode(d.wrapped_dek),
                 "ephemeral_pubkey": hex::encode(d.ephemeral_pubkey), "uploader": hex::encode(d.uploader_pubkey), "height": r.height})
-        }
-        RightsQuery::Release { cid, .. } => {
-            let r = c
-                .get_release(pb::CidRequest {
-                    cid: unhex("cid", &cid)?,
-                })
-                .await?
-                .into_inner();
-            let (rel, e) = (r.release.unwrap_or_default(), r.ern.unwrap_or_default());
-            json!({"found": r.found, "publisher": hex::encode(rel.signer_pubkey), "height_published": rel.height,
-                "icpn": e.icpn, "grid": e.grid, "title": e.title, "artist": e.display_artist, "label": e.label,
-                "release_date": e.release_date, "territories": e.territories,
-                "tracks": e.tracks.iter().map(|t| json!({"isrc": t.isrc, "title": t.title, "seconds": t.duration_secs})).collect::<Vec<_>>(),
-                "height": r.height})
         }
         RightsQuery::Policy { cid, .. } => {
             let r = c
@@ -275,6 +258,7 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
             consumer,
             territory,
             context,
+            use_type,
             q,
         } => {
             let req = pb::CheckAccessRequest {
@@ -282,6 +266,7 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
                 consumer_pubkey: resolve_pubkey(&consumer, &q.keyring_dir)?,
                 territory,
                 context: super::rights::conditions(&context)?,
+                use_type,
             };
             let r = c.check_access(req).await?.into_inner();
             let t = pb::PolicyType::try_from(r.policy_type)

@@ -81,6 +81,7 @@ impl Consumer {
                 validator: validator.map(|v| v.to_vec()).unwrap_or_default(),
                 territory: territory.to_string(),
                 context: context.to_vec(),
+                use_type: 0,
             },
         )
     }

@@ -14,13 +14,14 @@ use crate::keyspaces::entitlements::{self, EntitlementsRead};
 use crate::keyspaces::grants;
 use crate::keyspaces::params::ParamsRead;
 use crate::keyspaces::policies::PoliciesRead;
-use crate::keyspaces::releases::{ern_of, ReleasesRead};
+use crate::keyspaces::releases::{self, ReleasesRead};
 use crate::keyspaces::rights::{access, block_secs, is_territory, RightsError};
 use crate::keyspaces::uploads::UploadsRead;
 use crate::proto::rights::{
     rights_service_server::RightsService, CheckAccessRequest, CheckAccessResponse, CidRequest,
     DekResponse, EntitlementRequest, EntitlementResponse, EntitlementsResponse, GrantsResponse,
-    ListByCidRequest, ListByKeyRequest, PolicyResponse, ReleaseResponse, UploadResponse,
+    ListByCidRequest, ListByKeyRequest, ListByPartyRequest, PolicyResponse, ReleaseRequest,
+    ReleaseResponse, ReleasesResponse, UploadResponse,
 };
 use crate::store::{ChainStore, View};
 
@@ -56,6 +57,7 @@ pub fn check_access(
         cid,
         consumer: &consumer,
         territory: &req.territory,
+        use_type: req.use_type,
         now,
         context: ctx,
     };
@@ -114,16 +116,64 @@ impl RightsService for RightsServiceImpl {
 
     async fn get_release(
         &self,
-        req: Request<CidRequest>,
+        req: Request<ReleaseRequest>,
     ) -> Result<Response<ReleaseResponse>, Status> {
-        let cid = req.into_inner().cid;
+        let id = req.into_inner().release_id;
         read(&self.store, move |v, height| {
-            let release = v.release(&cid).map_err(internal)?;
-            let ern = release.as_ref().and_then(|r| ern_of(r).ok());
+            let release = v.release(&id).map_err(internal)?;
             Ok(ReleaseResponse {
                 found: release.is_some(),
                 release,
-                ern,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn releases_by_cid(
+        &self,
+        req: Request<ListByCidRequest>,
+    ) -> Result<Response<ReleasesResponse>, Status> {
+        let r = req.into_inner();
+        read(&self.store, move |v, height| {
+            let (releases, next_cursor) =
+                releases::query::by_cid(v, &r.cid, &r.cursor, r.limit).map_err(internal)?;
+            Ok(ReleasesResponse {
+                releases,
+                next_cursor,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn releases_by_party(
+        &self,
+        req: Request<ListByPartyRequest>,
+    ) -> Result<Response<ReleasesResponse>, Status> {
+        let r = req.into_inner();
+        read(&self.store, move |v, height| {
+            let (releases, next_cursor) =
+                releases::query::by_party(v, &r.party, &r.cursor, r.limit).map_err(internal)?;
+            Ok(ReleasesResponse {
+                releases,
+                next_cursor,
+                height,
+            })
+        })
+        .await
+    }
+
+    async fn release_versions(
+        &self,
+        req: Request<ReleaseRequest>,
+    ) -> Result<Response<ReleasesResponse>, Status> {
+        let id = req.into_inner().release_id;
+        read(&self.store, move |v, height| {
+            let releases = releases::query::versions(v, &id).map_err(internal)?;
+            Ok(ReleasesResponse {
+                releases,
+                next_cursor: Vec::new(),
                 height,
             })
         })

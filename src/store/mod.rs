@@ -55,11 +55,15 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// keyed by the period's start, `params/current` carries
 /// `rights.grant_period_secs` and `reassignments_per_block`, and
 /// `assignments/`, `churn/`, `under_replicated/` and `grant_seq/` exist.
+/// 10: `releases/` is keyed by release id and holds DDEX ERN 4.3
+/// `ReleaseRecord`s (was `releases/{flac_cid}`), with `release_versions/`,
+/// `releases_by_cid/` and the `releases_by_party/` index; `params/current`
+/// carries the release caps. Old releases are not migrated: a new chain.
 /// A store of another version is refused at open,
 /// never read under the wrong layout. A new protobuf field is not a layout
 /// change (validator records' `client_endpoint`: a record without it reads
 /// as empty, and an empty one encodes to the same bytes as before).
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

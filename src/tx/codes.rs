@@ -113,7 +113,8 @@ pub enum Code {
     UnknownCid = 100,
     /// The signer's role may not grant, replace or revoke this role (or set this policy).
     RoleNotGrantable = 101,
-    /// The cid is already published (a double publish).
+    /// The release id exists and the signer may not update it (the first
+    /// publisher of an id wins).
     AlreadyPublished = 102,
     /// A track's ISRC is malformed or repeated.
     MalformedIsrc = 103,
@@ -151,6 +152,17 @@ pub enum Code {
     InvalidScope = 121,
     /// A policy's fields do not fit its type.
     InvalidPolicy = 122,
+    /// No deal of the cid's releases covers the territory, use and time.
+    NoDeal = 123,
+    /// Two deals of a release cover the same territory, use, commercial
+    /// model and time.
+    OverlappingDeals = 124,
+    /// A release update whose MessageCreatedDateTime is not later than the
+    /// stored version's.
+    StaleRelease = 125,
+    /// A MessageCreatedDateTime further past the block time than
+    /// `rights.max_message_clock_skew_secs`.
+    FutureRelease = 126,
     /// The token signature does not verify under its controller.
     KvTokenForged = 300,
     /// The controller is not lowercase hex of a valid, non-weak ed25519 key.
@@ -312,6 +324,10 @@ impl Code {
             Code::InvalidManifest => "INVALID_MANIFEST",
             Code::InvalidScope => "INVALID_SCOPE",
             Code::InvalidPolicy => "INVALID_POLICY",
+            Code::NoDeal => "NO_DEAL",
+            Code::OverlappingDeals => "OVERLAPPING_DEALS",
+            Code::StaleRelease => "STALE_RELEASE",
+            Code::FutureRelease => "FUTURE_RELEASE",
             Code::KvTokenForged => "KV_TOKEN_FORGED",
             Code::KvBadController => "KV_BAD_CONTROLLER",
             Code::KvTokenReplayed => "KV_TOKEN_REPLAYED",
@@ -356,7 +372,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 105] = [
+    pub const ALL: [Code; 109] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -422,6 +438,10 @@ impl Code {
         Code::InvalidManifest,
         Code::InvalidScope,
         Code::InvalidPolicy,
+        Code::NoDeal,
+        Code::OverlappingDeals,
+        Code::StaleRelease,
+        Code::FutureRelease,
         Code::KvTokenForged,
         Code::KvBadController,
         Code::KvTokenReplayed,

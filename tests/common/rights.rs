@@ -106,21 +106,12 @@ pub fn manifest(
     }
 }
 
-pub fn ern() -> pb::ErnRelease {
-    pb::ErnRelease {
-        icpn: "4006381333931".into(),
-        title: "Localnet Sessions".into(),
-        display_artist: "Four Validators".into(),
-        label: "Stave Records".into(),
-        release_date: "2026-11-22".into(),
-        tracks: vec![pb::ErnTrack {
-            isrc: "GBAYE0000351".into(),
-            title: "Quorum".into(),
-            display_artist: "Four Validators".into(),
-            duration_secs: 240,
-        }],
-        ..Default::default()
-    }
+/// `PublishRelease` of a one-track release of `cid` (ICPN derived from
+/// it) with one worldwide deal for streams and downloads.
+pub fn publish_single(cid: &[u8]) -> stave::tx::Action {
+    stave::tx::Action::PublishRelease(stave::keyspaces::releases::PublishRelease {
+        message: Box::new(stave::ddex::build::single(cid)),
+    })
 }
 
 /// Polls `node`'s CheckAccess for `consumer` on `cid` from `territory`
@@ -133,13 +124,27 @@ pub async fn access_until(
     territory: &str,
     allowed: bool,
 ) -> pb::CheckAccessResponse {
+    access_for(net, node, cid, consumer, territory, 0, allowed).await
+}
+
+/// [`access_until`] for one use type (`stave.ddex.v1.UseType`).
+pub async fn access_for(
+    net: &Localnet,
+    node: usize,
+    cid: &[u8],
+    consumer: &[u8],
+    territory: &str,
+    use_type: i32,
+    allowed: bool,
+) -> pb::CheckAccessResponse {
     let req = pb::CheckAccessRequest {
         cid: label_cid(cid),
         consumer_pubkey: consumer.to_vec(),
         territory: territory.into(),
         context: Vec::new(),
+        use_type,
     };
-    let what = format!("node{node} CheckAccess {territory} = {allowed}");
+    let what = format!("node{node} CheckAccess {territory} use {use_type} = {allowed}");
     let r = net
         .wait_for(&what, WAIT, || {
             let req = req.clone();

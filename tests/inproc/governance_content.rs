@@ -91,21 +91,22 @@ pub async fn grouped_in(mut w: World, cid: &[u8]) -> World {
     w.send(VALIDATORS[0], vec![upload_action(UPLOADER, m)])
         .await
         .ok();
-    w.send(UPLOADER, vec![publish(cid, ern())]).await.ok();
+    w.send(UPLOADER, vec![publish(cid)]).await.ok();
     w
 }
 
 /// The access decision for `who` in `territory`: None if allowed, else its code.
 pub fn access_code(w: &World, cid: &[u8], who: u8, territory: &str) -> Option<Code> {
-    let d = access::decide(
-        &w.node.store.committed(),
-        &label_cid(cid),
-        &pk(who),
+    let cid = label_cid(cid);
+    let req = access::AccessRequest {
+        cid: &cid,
+        consumer: &pk(who),
         territory,
-        1_700_000_000 + w.height,
-        &[],
-    )
-    .unwrap();
+        use_type: 0,
+        now: 1_700_000_000 + w.height,
+        context: &[],
+    };
+    let d = access::decide(&w.node.store.committed(), &req).unwrap();
     d.outcome.err().map(|e| e.code())
 }
 

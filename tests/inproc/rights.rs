@@ -15,6 +15,7 @@ use stave::keyspaces::policies::SetPolicy;
 use stave::keyspaces::releases::PublishRelease;
 use stave::keyspaces::uploads::sign_manifest;
 pub use stave::media::cid::label_cid;
+use stave::proto::ddex::NewReleaseMessage;
 use stave::proto::rights as pb;
 use stave::tx::{build::sign_tx, Action, Code};
 
@@ -90,32 +91,20 @@ pub fn upload_action(uploader: u8, m: pb::UploadManifest) -> Action {
     Action::UploadComplete(sign_manifest(&key(uploader), m).try_into().unwrap())
 }
 
-/// A valid ERN with one track.
-pub fn ern() -> pb::ErnRelease {
-    pb::ErnRelease {
-        icpn: "4006381333931".into(),
-        grid: String::new(),
-        title: "Stave Sessions".into(),
-        display_artist: "The Validators".into(),
-        label: "Stave Records".into(),
-        genre: "Electronic".into(),
-        release_date: "2026-11-22".into(),
-        p_line: "(P) 2026 Stave Records".into(),
-        c_line: "(C) 2026 Stave Records".into(),
-        territories: vec![],
-        tracks: vec![pb::ErnTrack {
-            isrc: "USRC17607839".into(),
-            title: "Block One".into(),
-            display_artist: "The Validators".into(),
-            duration_secs: 215,
-        }],
-    }
+/// A valid one-track release of `cid` (its ICPN derived from the cid),
+/// with one worldwide deal for streams and downloads.
+pub fn release_of(cid: &[u8]) -> NewReleaseMessage {
+    stave::ddex::build::single(&label_cid(cid))
 }
 
-pub fn publish(cid: &[u8], ern: pb::ErnRelease) -> Action {
+/// `PublishRelease` of [`release_of`]`(cid)`.
+pub fn publish(cid: &[u8]) -> Action {
+    publish_msg(release_of(cid))
+}
+
+pub fn publish_msg(message: NewReleaseMessage) -> Action {
     Action::PublishRelease(PublishRelease {
-        flac_cid: label_cid(cid),
-        ern,
+        message: Box::new(message),
     })
 }
 
@@ -151,6 +140,7 @@ pub fn record(cid: &[u8], consumer: u8, territory: &str) -> Action {
         territory: territory.into(),
         context: Vec::new(),
         count: 0,
+        use_type: 0,
     })
 }
 
@@ -243,7 +233,7 @@ impl World {
         w.send(VALIDATORS[0], vec![upload_action(UPLOADER, manifest(cid))])
             .await
             .ok();
-        w.send(UPLOADER, vec![publish(cid, ern())]).await.ok();
+        w.send(UPLOADER, vec![publish(cid)]).await.ok();
         self
     }
 
@@ -334,6 +324,7 @@ impl World {
             consumer_pubkey: pk(who).to_vec(),
             territory: territory.into(),
             context: Vec::new(),
+            use_type: 0,
         };
         stave::grpc::rights::check_access(&self.node.store.view(), &req).map_err(|s| s.code())
     }

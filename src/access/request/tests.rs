@@ -14,6 +14,7 @@ fn x25519_public(seed: u8) -> Vec<u8> {
 
 fn request() -> pb::AccessRequest {
     pb::AccessRequest {
+        use_type: 0,
         chain_id: "stave-test".into(),
         timestamp_ms: 1_000_000,
         nonce: vec![1; NONCE_LEN],

@@ -1,7 +1,7 @@
 //! Entitlement scope: territories, a time window against block time, and
 //! custom conditions as key/value pairs.
 
-use crate::keyspaces::rights::ern::check_unique_territories;
+use crate::keyspaces::rights::check_unique_territories;
 use crate::keyspaces::rights::{cap, RightsError, RightsParams};
 use crate::proto::rights as pb;
 

@@ -35,6 +35,8 @@ pub struct RecordGrant {
     pub context: Vec<pb::Condition>,
     /// Deliveries recorded (0 is taken as 1).
     pub count: u32,
+    /// `stave.ddex.v1.UseType` delivered (0 = on-demand stream).
+    pub use_type: i32,
 }
 
 impl From<pb::RecordGrant> for RecordGrant {
@@ -45,6 +47,7 @@ impl From<pb::RecordGrant> for RecordGrant {
             territory: p.territory,
             context: p.context,
             count: p.count,
+            use_type: p.use_type,
         }
     }
 }
@@ -57,6 +60,7 @@ impl From<RecordGrant> for pb::RecordGrant {
             territory: r.territory,
             context: r.context,
             count: r.count,
+            use_type: r.use_type,
         }
     }
 }
@@ -67,6 +71,12 @@ impl RecordGrant {
         identity("consumer_pubkey", &self.consumer_pubkey)?;
         check_territory(&self.territory)?;
         scope::check_conditions("request context", &self.context, &params.rights)?;
+        if crate::ddex::use_type::request_bit(self.use_type).is_none() {
+            return Err(TxError::InvalidArgument(format!(
+                "use_type {} is not a known use",
+                self.use_type
+            )));
+        }
         Ok(())
     }
 
@@ -113,11 +123,14 @@ impl RecordGrant {
         let now = block_secs(ctx.time_ns);
         let decision = access::decide(
             state,
-            &self.cid,
-            &consumer,
-            &self.territory,
-            now,
-            &self.context,
+            &access::AccessRequest {
+                cid: &self.cid,
+                consumer: &consumer,
+                territory: &self.territory,
+                use_type: self.use_type,
+                now,
+                context: &self.context,
+            },
         )?;
         let reason = decision.outcome?;
         state.put_grants_recorded_at(&ctx.signer, ctx.height, recorded + 1);

@@ -83,6 +83,12 @@ impl Params {
         }
         self.casbin.validate()?;
         self.rights.validate()?;
+        if self.rights.max_release_bytes >= self.max_tx_bytes {
+            return Err(format!(
+                "rights.max_release_bytes ({}) must be below max_tx_bytes ({}): the largest release must fit in one tx",
+                self.rights.max_release_bytes, self.max_tx_bytes
+            ));
+        }
         self.governance.validate()?;
         self.kv_tokens.validate()?;
         self.gas.validate()?;

@@ -1,52 +1,29 @@
-//! The `releases/` keyspace: `releases/{flac_cid}`, written once by
-//! `PublishRelease`, which also moves the upload to `PUBLISHED` and creates
-//! the publisher's `OWNER` entitlement.
+//! The `releases/` keyspace: DDEX ERN 4.3 releases keyed by release id (the
+//! ICPN as a 14-digit GTIN, or the GRid).
+//!
+//! | key | space | value |
+//! | --- | --- | --- |
+//! | `releases/{release_id}` | state | `stave.ddex.v1.ReleaseRecord`: the current version |
+//! | `release_versions/{release_id}/{u32be}` | state | earlier versions, at most `rights.max_release_versions` |
+//! | `releases_by_cid/{cid}/{release_id}` | state | `stave.ddex.v1.CidDeals`: the deals covering the cid (what the access decision reads), at most `rights.max_releases_per_cid` per cid |
+//! | `releases_by_party/{party}/{release_id}` | index | empty: the releases naming a party as label or display artist |
+//!
+//! `PublishRelease` ([`publish`]) writes a new id, or replaces the stored
+//! version of an id ([`update`]): metadata, track list and every deal. The
+//! first publisher of an id wins; a squatter who publishes someone else's
+//! ICPN first must hold each track (uploader or OWNER), and disputes go
+//! through governance takedowns. An upload becomes `PUBLISHED` when it
+//! first joins a release and stays so.
 
+mod keys;
 mod publish;
+pub mod query;
+mod state;
+mod update;
 
+pub use keys::{
+    by_cid_key, by_cid_prefix, by_party_key, by_party_prefix, release_key, version_key,
+    versions_prefix,
+};
 pub use publish::PublishRelease;
-
-use prost::Message;
-
-use crate::proto::rights as pb;
-use crate::store::{StateRead, StateWrite, StoreError};
-
-const PREFIX: &[u8] = b"releases/";
-
-/// `releases/{flac_cid}`.
-pub fn release_key(flac_cid: &[u8]) -> Vec<u8> {
-    let mut k = PREFIX.to_vec();
-    k.extend_from_slice(flac_cid);
-    k
-}
-
-pub trait ReleasesRead: StateRead {
-    fn release(&self, flac_cid: &[u8]) -> Result<Option<pb::Release>, StoreError> {
-        let key = release_key(flac_cid);
-        match self.get_raw(&key)? {
-            None => Ok(None),
-            Some(raw) => pb::Release::decode(raw.as_slice())
-                .map(Some)
-                .map_err(|e| StoreError::corrupt(&key, e)),
-        }
-    }
-}
-impl<T: StateRead + ?Sized> ReleasesRead for T {}
-
-pub trait ReleasesWrite: StateWrite {
-    /// Writes the release; returns the bytes written (what the publisher is
-    /// charged).
-    fn put_release(&mut self, r: &pb::Release) -> u64 {
-        let key = release_key(&r.flac_cid);
-        let value = r.encode_to_vec();
-        let bytes = crate::keyspaces::accounts::storage::row_bytes(key.len(), value.len());
-        self.put_raw(key, value);
-        bytes
-    }
-}
-impl<T: StateWrite + ?Sized> ReleasesWrite for T {}
-
-/// The release's decoded ERN (the stored `ddex_ern` bytes).
-pub fn ern_of(r: &pb::Release) -> Result<pb::ErnRelease, prost::DecodeError> {
-    pb::ErnRelease::decode(r.ddex_ern.as_slice())
-}
+pub use state::{record_bytes, ReleasesRead, ReleasesWrite};

@@ -1,5 +1,5 @@
 //! The access decision: a pure function of state and the request
-//! `(cid, consumer, territory, block time)`. `CheckAccess` runs it over the
+//! `(cid, consumer, territory, use type, block time)`. `CheckAccess` runs it over the
 //! latest committed state; `RecordGrant` runs it inside FinalizeBlock at the
 //! block's height and time, so both give the same answer for the same state.
 //!
@@ -11,8 +11,13 @@
 //!    (`TAKEDOWN_ACTIVE`), `PROGRAMMABLE` is `UNSUPPORTED_POLICY_TYPE`, never
 //!    allow or deny;
 //! 4. an `OWNER` or `ADMIN` whose scope covers the request is allowed;
-//! 5. the release's ERN territories, when it lists any, must include the
-//!    territory (`ACCESS_DENIED`);
+//! 5. the cid must be in a release (`ACCESS_DENIED`: a cid in no release is
+//!    unpublished), and a deal of one of its releases (on the main release
+//!    or on the cid's TrackRelease) must cover the territory, the use type
+//!    (the deal's UseType is the request's or its parent; UNSPECIFIED is an
+//!    on-demand stream) and the block time (`NO_DEAL`). CommercialModelType
+//!    is stored, not enforced. A request with no territory (an anonymous
+//!    Download of a PUBLIC cid) is covered by a deal in any territory;
 //! 6. `PUBLIC` allows; `DIRECT_GRANT` needs an entitlement (any role) whose
 //!    scope covers the territory and block time; `ROLE_BASED` asks the
 //!    Casbin model; `CONDITIONAL` needs both the covering entitlement and the
@@ -25,7 +30,7 @@ use super::{hx, RightsError};
 use crate::keyspaces::casbin::{self, CacheUse, CasbinDecision, CasbinRequest};
 use crate::keyspaces::entitlements::{scope, EntitlementsRead};
 use crate::keyspaces::policies::{type_of, PoliciesRead};
-use crate::keyspaces::releases::{ern_of, ReleasesRead};
+use crate::keyspaces::releases::ReleasesRead;
 use crate::keyspaces::uploads::{status_of, UploadsRead};
 use crate::proto::rights as pb;
 use crate::proto::rights::PolicyType as T;
@@ -83,6 +88,8 @@ pub struct AccessRequest<'a> {
     pub cid: &'a [u8],
     pub consumer: &'a [u8; 32],
     pub territory: &'a str,
+    /// `stave.ddex.v1.UseType` (0 = on-demand stream).
+    pub use_type: i32,
     pub now: u64,
     pub context: &'a [pb::Condition],
 }
@@ -93,20 +100,9 @@ pub struct AccessRequest<'a> {
 /// store fault is an `Err`.
 pub fn decide<S: StateRead + ?Sized>(
     state: &S,
-    cid: &[u8],
-    consumer: &[u8; 32],
-    territory: &str,
-    now: u64,
-    context: &[pb::Condition],
+    req: &AccessRequest<'_>,
 ) -> Result<AccessDecision, StoreError> {
-    let req = AccessRequest {
-        cid,
-        consumer,
-        territory,
-        now,
-        context,
-    };
-    decide_with(state, &req, CacheUse::Consensus)
+    decide_with(state, req, CacheUse::Consensus)
 }
 
 /// [`decide`], evaluating a Casbin model through `which` cache (a query
@@ -122,6 +118,7 @@ pub fn decide_with<S: StateRead + ?Sized>(
         territory,
         now,
         context,
+        ..
     } = *req;
     let Some(upload) = state.upload(cid)? else {
         return Ok(decision(
@@ -148,8 +145,8 @@ pub fn decide_with<S: StateRead + ?Sized>(
     if scope_miss.is_none() && matches!(role, Some(pb::Role::Owner | pb::Role::Admin)) {
         return Ok(decision(ptype, Ok(format!("holds {role_name} on the cid"))));
     }
-    if let Some(miss) = release_miss(state, cid, territory)? {
-        return Ok(decision(ptype, Err(RightsError::AccessDenied(miss))));
+    if let Some(miss) = deal_miss(state, req)? {
+        return Ok(decision(ptype, Err(miss)));
     }
     let model = policy
         .as_ref()
@@ -205,19 +202,43 @@ fn blocked<S: StateRead + ?Sized>(
     Ok(None)
 }
 
-/// Why the release's ERN territories, when it lists any, exclude `territory`.
-fn release_miss<S: StateRead + ?Sized>(
+/// Releases of one cid the decision reads: `rights.max_releases_per_cid`
+/// is validated to be at most this.
+pub const MAX_RELEASES_READ: usize = 64;
+
+/// Why no deal covers the request: the cid is in no release
+/// (`ACCESS_DENIED`), or none of its releases' deals covers the territory,
+/// use and block time (`NO_DEAL`).
+fn deal_miss<S: StateRead + ?Sized>(
     state: &S,
-    cid: &[u8],
-    territory: &str,
-) -> Result<Option<String>, StoreError> {
-    let Some(release) = state.release(cid)? else {
+    req: &AccessRequest<'_>,
+) -> Result<Option<RightsError>, StoreError> {
+    use crate::ddex::validate::covering_deal;
+    let rows = state.cid_releases(req.cid, None, MAX_RELEASES_READ)?;
+    if rows.is_empty() {
+        let why = format!("cid {} is in no release", hx(req.cid));
+        return Ok(Some(RightsError::AccessDenied(why)));
+    }
+    if crate::ddex::use_type::request_bit(req.use_type).is_none() {
+        let why = format!("unknown use type {}", req.use_type);
+        return Ok(Some(RightsError::AccessDenied(why)));
+    }
+    let covered = rows
+        .iter()
+        .any(|(_, deals)| covering_deal(deals, req.territory, req.use_type, req.now));
+    if covered {
         return Ok(None);
-    };
-    let ern = ern_of(&release).unwrap_or_default();
-    let listed = !ern.territories.is_empty();
-    Ok((listed && !ern.territories.iter().any(|t| t == territory))
-        .then(|| format!("the release is not distributed in {territory}")))
+    }
+    let use_name = crate::proto::ddex::UseType::try_from(req.use_type)
+        .map(|u| u.as_str_name())
+        .unwrap_or("?");
+    let ids: Vec<&str> = rows.iter().map(|(id, _)| id.as_str()).collect();
+    Ok(Some(RightsError::NoDeal(format!(
+        "no deal of release {} covers {use_name} in {:?} at block time {}",
+        ids.join(", "),
+        req.territory,
+        req.now
+    ))))
 }
 
 /// Why the policy's Casbin model has lost its power over `cid`: its owner

@@ -1,17 +1,15 @@
 //! Shared pieces of the content and rights keyspaces (`uploads/`, `deks/`,
 //! `releases/`, `entitlements/`, `policies/`, `grants/`): their genesis caps
 //! ([`RightsParams`]), their error kinds ([`RightsError`], codes 100–199),
-//! format validation (cids, keys, ISO 3166-1 territories, the DDEX ERN
-//! subset) and the access decision ([`access`]).
+//! format validation (cids, keys, ISO 3166-1 territories; releases are
+//! checked by [`crate::ddex::validate`]) and the access decision ([`access`]).
 
 pub mod access;
-pub mod ern;
 mod params;
 pub mod query;
-mod territory;
 
+pub use crate::ddex::territory::is_territory;
 pub use params::RightsParams;
-pub use territory::{check_territory, is_territory};
 
 use thiserror::Error;
 
@@ -25,8 +23,8 @@ pub enum RightsError {
     UnknownCid(String),
     #[error("{signer} may not {what}")]
     RoleNotGrantable { signer: String, what: String },
-    #[error("cid {0} is already published")]
-    AlreadyPublished(String),
+    #[error("release {0} exists: {1}")]
+    AlreadyPublished(String, String),
     #[error("malformed ISRC {isrc:?}: {reason}")]
     MalformedIsrc { isrc: String, reason: String },
     #[error("access denied: {0}")]
@@ -79,6 +77,36 @@ pub enum RightsError {
     InvalidScope(String),
     #[error("invalid policy: {0}")]
     InvalidPolicy(String),
+    #[error("no deal covers it: {0}")]
+    NoDeal(String),
+    #[error("deals overlap: {0}")]
+    OverlappingDeals(String),
+    #[error("release {id}: update created {got} is not later than the stored version's {stored}")]
+    StaleRelease {
+        id: String,
+        got: String,
+        stored: String,
+    },
+    #[error("release {id}: MessageCreatedDateTime {got} is more than {skew_secs} s past the block time {block}")]
+    FutureRelease {
+        id: String,
+        got: String,
+        block: u64,
+        skew_secs: u64,
+    },
+}
+
+impl From<crate::ddex::DdexError> for RightsError {
+    fn from(e: crate::ddex::DdexError) -> Self {
+        use crate::ddex::DdexError as D;
+        match e {
+            D::Invalid(m) => RightsError::InvalidErn(m),
+            D::Isrc { isrc, reason } => RightsError::MalformedIsrc { isrc, reason },
+            D::Territory(t) => RightsError::InvalidTerritory(t),
+            D::Cap { what, got, max } => RightsError::CapExceeded { what, got, max },
+            D::OverlappingDeals(m) => RightsError::OverlappingDeals(m),
+        }
+    }
 }
 
 impl RightsError {
@@ -87,7 +115,7 @@ impl RightsError {
         match self {
             RightsError::UnknownCid(_) => Code::UnknownCid,
             RightsError::RoleNotGrantable { .. } => Code::RoleNotGrantable,
-            RightsError::AlreadyPublished(_) => Code::AlreadyPublished,
+            RightsError::AlreadyPublished(..) => Code::AlreadyPublished,
             RightsError::MalformedIsrc { .. } => Code::MalformedIsrc,
             RightsError::AccessDenied(_) => Code::AccessDenied,
             RightsError::LastOwner { .. } => Code::LastOwner,
@@ -108,8 +136,33 @@ impl RightsError {
             RightsError::InvalidManifest(_) => Code::InvalidManifest,
             RightsError::InvalidScope(_) => Code::InvalidScope,
             RightsError::InvalidPolicy(_) => Code::InvalidPolicy,
+            RightsError::NoDeal(_) => Code::NoDeal,
+            RightsError::OverlappingDeals(_) => Code::OverlappingDeals,
+            RightsError::StaleRelease { .. } => Code::StaleRelease,
+            RightsError::FutureRelease { .. } => Code::FutureRelease,
         }
     }
+}
+
+/// Fails with `InvalidTerritory` unless `code` is a listed territory code.
+pub fn check_territory(code: &str) -> Result<(), RightsError> {
+    if is_territory(code) {
+        Ok(())
+    } else {
+        Err(RightsError::InvalidTerritory(code.to_string()))
+    }
+}
+
+/// Each territory is a listed code and appears once.
+pub fn check_unique_territories(territories: &[String]) -> Result<(), RightsError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for t in territories {
+        check_territory(t)?;
+        if !seen.insert(t.as_str()) {
+            return Err(RightsError::InvalidTerritory(format!("{t} (repeated)")));
+        }
+    }
+    Ok(())
 }
 
 /// Fails with `CapExceeded` when `got > max`.

@@ -40,6 +40,18 @@ pub struct RightsParams {
     pub grant_period_secs: u64,
     /// Uploads EndBlock reassigns per block away from validators that left.
     pub reassignments_per_block: u32,
+    pub max_release_parties: u32,
+    pub max_release_deals: u32,
+    pub max_deal_periods: u32,
+    pub max_deal_use_types: u32,
+    pub max_track_releases: u32,
+    pub max_release_images: u32,
+    pub max_release_variants: u32,
+    pub max_group_depth: u32,
+    pub max_release_bytes: u64,
+    pub max_releases_per_cid: u32,
+    pub max_release_versions: u32,
+    pub max_message_clock_skew_secs: u64,
 }
 
 impl Default for RightsParams {
@@ -72,6 +84,18 @@ impl Default for RightsParams {
             grant_period_secs: 86_400,
             // an upload's reassignment is a few reads and writes
             reassignments_per_block: 64,
+            max_release_parties: 200,
+            max_release_deals: 64,
+            max_deal_periods: 8,
+            max_deal_use_types: 16,
+            max_track_releases: 200,
+            max_release_images: 4,
+            max_release_variants: 16,
+            max_group_depth: 3,
+            max_release_bytes: 96 << 10,
+            max_releases_per_cid: 16,
+            max_release_versions: 64,
+            max_message_clock_skew_secs: 600,
         }
     }
 }
@@ -113,6 +137,28 @@ impl RightsParams {
                     .into(),
             );
         }
+        let release_caps = [
+            self.max_release_parties,
+            self.max_release_deals,
+            self.max_deal_periods,
+            self.max_deal_use_types,
+            self.max_track_releases,
+            self.max_release_images,
+            self.max_release_variants,
+            self.max_group_depth,
+            self.max_releases_per_cid,
+            self.max_release_versions,
+        ];
+        let read = super::access::MAX_RELEASES_READ;
+        if release_caps.contains(&0)
+            || self.max_release_bytes == 0
+            || self.max_group_depth > 8
+            || self.max_releases_per_cid as usize > read
+        {
+            return Err(format!(
+                "rights release caps (max_release_*, max_deal_*, max_track_releases, max_group_depth, max_releases_per_cid) must be positive, max_group_depth at most 8 and max_releases_per_cid at most {read}"
+            ));
+        }
         if self.max_entitlements_per_cid == 0 || self.max_grants_per_validator_per_block == 0 {
             return Err(
                 "rights.max_entitlements_per_cid and max_grants_per_validator_per_block must be positive"
@@ -120,6 +166,25 @@ impl RightsParams {
             );
         }
         Ok(())
+    }
+}
+
+impl RightsParams {
+    /// The caps [`crate::ddex::validate`] checks a release against.
+    pub fn release_caps(&self) -> crate::ddex::validate::Caps {
+        crate::ddex::validate::Caps {
+            max_tracks: self.max_ern_tracks,
+            max_parties: self.max_release_parties,
+            max_images: self.max_release_images,
+            max_deals: self.max_release_deals,
+            max_territories_per_deal: self.max_ern_territories,
+            max_periods_per_deal: self.max_deal_periods,
+            max_use_types_per_deal: self.max_deal_use_types,
+            max_string_bytes: self.max_ern_string_bytes,
+            max_variants: self.max_release_variants,
+            max_group_depth: self.max_group_depth,
+            max_track_releases: self.max_track_releases,
+        }
     }
 }
 
@@ -147,6 +212,18 @@ impl From<&RightsParams> for pb::RightsParams {
             max_image_bytes: p.max_image_bytes,
             grant_period_secs: p.grant_period_secs,
             reassignments_per_block: p.reassignments_per_block,
+            max_release_parties: p.max_release_parties,
+            max_release_deals: p.max_release_deals,
+            max_deal_periods: p.max_deal_periods,
+            max_deal_use_types: p.max_deal_use_types,
+            max_track_releases: p.max_track_releases,
+            max_release_images: p.max_release_images,
+            max_release_variants: p.max_release_variants,
+            max_group_depth: p.max_group_depth,
+            max_release_bytes: p.max_release_bytes,
+            max_releases_per_cid: p.max_releases_per_cid,
+            max_release_versions: p.max_release_versions,
+            max_message_clock_skew_secs: p.max_message_clock_skew_secs,
         }
     }
 }
@@ -176,6 +253,18 @@ impl TryFrom<pb::RightsParams> for RightsParams {
             max_image_bytes: p.max_image_bytes,
             grant_period_secs: p.grant_period_secs,
             reassignments_per_block: p.reassignments_per_block,
+            max_release_parties: p.max_release_parties,
+            max_release_deals: p.max_release_deals,
+            max_deal_periods: p.max_deal_periods,
+            max_deal_use_types: p.max_deal_use_types,
+            max_track_releases: p.max_track_releases,
+            max_release_images: p.max_release_images,
+            max_release_variants: p.max_release_variants,
+            max_group_depth: p.max_group_depth,
+            max_release_bytes: p.max_release_bytes,
+            max_releases_per_cid: p.max_releases_per_cid,
+            max_release_versions: p.max_release_versions,
+            max_message_clock_skew_secs: p.max_message_clock_skew_secs,
         };
         params.validate()?;
         Ok(params)

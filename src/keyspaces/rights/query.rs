@@ -5,7 +5,9 @@
 //! | --- | --- |
 //! | `/uploads/{cid}` | `stave.rights.v1.Upload` |
 //! | `/deks/{cid}` | `stave.rights.v1.WrappedDek` |
-//! | `/releases/{cid}` | `stave.rights.v1.Release` |
+//! | `/releases/{release_id}` | `stave.ddex.v1.ReleaseRecord` |
+//! | `/release_versions/{release_id}/{n}` | `stave.ddex.v1.ReleaseRecord` |
+//! | `/releases_by_cid/{cid}/{release_id}` | `stave.ddex.v1.CidDeals` |
 //! | `/policies/{cid}` | `stave.rights.v1.Policy` |
 //! | `/entitlements/{cid}/{pubkey}` | `stave.rights.v1.Entitlement` |
 //! | `/grants/{cid}/{consumer}/{height}` | `stave.rights.v1.Grant` |
@@ -13,10 +15,12 @@
 use crate::keyspaces::{deks, entitlements, grants, policies, releases, uploads};
 
 /// The first path segments this module answers.
-pub const PATHS: [&str; 6] = [
+pub const PATHS: [&str; 8] = [
     "uploads",
     "deks",
     "releases",
+    "release_versions",
+    "releases_by_cid",
     "policies",
     "entitlements",
     "grants",
@@ -39,7 +43,12 @@ pub fn state_key(parts: &[&str]) -> Option<Result<Vec<u8>, String>> {
     let r = match parts {
         ["uploads", cid] => hexed("cid", cid).map(|c| uploads::upload_key(&c)),
         ["deks", cid] => hexed("cid", cid).map(|c| deks::dek_key(&c)),
-        ["releases", cid] => hexed("cid", cid).map(|c| releases::release_key(&c)),
+        ["releases", id] => Ok(releases::release_key(id)),
+        ["release_versions", id, n] => n
+            .parse::<u32>()
+            .map(|n| releases::version_key(id, n))
+            .map_err(|e| format!("version {n:?}: {e}")),
+        ["releases_by_cid", cid, id] => hexed("cid", cid).map(|c| releases::by_cid_key(&c, id)),
         ["policies", cid] => hexed("cid", cid).map(|c| policies::policy_key(&c)),
         ["entitlements", cid, pk] => hexed("cid", cid)
             .and_then(|c| Ok(entitlements::entitlement_key(&c, &key32("pubkey", pk)?))),

@@ -1,0 +1,16 @@
+//! Stave's DDEX ERN 4.3 releases, apart from the node so the XML importer
+//! and the consensus checks can be fuzzed without RocksDB. The node
+//! re-exports [`ddex`] as `stave::ddex` and [`proto::ddex`] as
+//! `stave::proto::ddex`.
+
+#![forbid(unsafe_code)]
+
+/// The generated `stave.ddex.v1` types.
+pub mod proto {
+    #[allow(clippy::all, missing_docs)]
+    pub mod ddex {
+        include!(concat!(env!("OUT_DIR"), "/stave.ddex.v1.rs"));
+    }
+}
+
+pub mod ddex;
