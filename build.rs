@@ -25,8 +25,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut cfg = tonic_build::configure();
     // Rights messages carried inside domain actions (which derive Eq).
     for m in [
-        "ErnRelease",
-        "ErnTrack",
         "Scope",
         "Condition",
         "UploadManifest",

@@ -29,6 +29,7 @@ use stave::client::content::{Consumer, Peer};
 use stave::crypto::{dek_commitment, generate_dek, stream, wrap};
 use stave::keyspaces::entitlements::EntitlementsWrite;
 use stave::keyspaces::params::{Params, ParamsWrite};
+use stave::keyspaces::releases::ReleasesWrite;
 use stave::keyspaces::uploads::{handover, UploadsWrite};
 use stave::keyspaces::validators::{ValidatorsWrite, STATUS_ACTIVE};
 use stave::local::assignments::{AssignmentSource, ChainAssignments};
@@ -199,6 +200,7 @@ fn prefill_access(b: &Bench, n: u64) {
             vec![me.to_vec()],
         );
         o.put_upload(&u).expect("upload");
+        o.put_cid_deals(&flac, "bench", &stave::ddex::build::worldwide_deals());
     }
     for i in 0..n {
         let who = if i < CONSUMERS {
@@ -255,6 +257,7 @@ fn in_process(b: &Bench, access: &Access) {
         let c = Consumer {
             key: consumer(i),
             x25519: x25519_dalek::StaticSecret::from([5; 32]),
+            use_type: 0,
         };
         let r = c.request(CHAIN, &cid(i % CIDS), Some(me), "GB", &[]);
         let t = Instant::now();
@@ -305,6 +308,7 @@ async fn access_pass(b: &Bench, url: &str, n: u64, secs: u64, pass: u64) {
             let c = Consumer {
                 key: consumer(i),
                 x25519: x25519_dalek::StaticSecret::from([5; 32]),
+                use_type: 0,
             };
             c.request(CHAIN, &cid(i % CIDS), Some(me), "GB", &[])
         })
@@ -368,6 +372,7 @@ async fn download(mib: u64, per_ip_mib: u32) {
         vec![me.to_vec()],
     );
     o.put_upload(&u).expect("upload");
+    o.put_cid_deals(&flac, "bench", &stave::ddex::build::worldwide_deals());
     o.put_raw_policy(&flac);
     b.node
         .chain

@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use stave::app::{App, AppConfig};
 use stave::keyspaces::entitlements::{EntitlementsWrite, GrantEntitlement};
 use stave::keyspaces::params::{Params, ParamsWrite};
+use stave::keyspaces::releases::ReleasesWrite;
 use stave::keyspaces::uploads::UploadsWrite;
 use stave::proto::rights as pb;
 use stave::store::{ChainStore, MemState, Overlay};
@@ -55,6 +56,7 @@ fn prefill(store: &ChainStore, n: u64) {
             ..Default::default()
         })
         .expect("put");
+        o.put_cid_deals(&cid(c), "bench", &stave::ddex::build::worldwide_deals());
     }
     for i in 0..n {
         let e = pb::Entitlement {

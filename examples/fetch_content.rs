@@ -27,6 +27,7 @@ async fn main() -> anyhow::Result<()> {
     let consumer = Consumer {
         key: stave::keyfile::load_ed25519(Path::new(key))?,
         x25519: stave::keyfile::load_x25519(x_path)?,
+        use_type: 0,
     };
     let cid = hex::decode(cid)?;
     let mut shown = 0;

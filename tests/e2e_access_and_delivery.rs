@@ -251,6 +251,7 @@ async fn refusals(
     let me = Consumer {
         key: fan.clone(),
         x25519: keyfile::load_x25519(&dir.join("fan.x25519")).expect("x25519"),
+        use_type: 0,
     };
     let holders = cc::peers(&mut net.client(1).await, &upload.dek_holder_set)
         .await

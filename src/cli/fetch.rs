@@ -31,6 +31,11 @@ pub struct AskArgs {
     /// A request context condition, `key=value`; repeat, keys ascending.
     #[arg(long = "context", value_name = "K=V")]
     pub context: Vec<String>,
+    /// The use asked for: on-demand-stream (default), non-interactive-stream,
+    /// content-influenced-stream, permanent-download, conditional-download,
+    /// tethered-download. A deal of the cid's releases must cover it.
+    #[arg(long = "use", default_value = "on-demand-stream", value_parser = crate::cli::release::parse_use)]
+    pub use_type: i32,
     #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
     pub keyring_dir: String,
     /// Any node's gRPC endpoint, for chain reads; holders and replicas are
@@ -86,6 +91,7 @@ fn consumer(a: &AskArgs) -> anyhow::Result<Consumer> {
     Ok(Consumer {
         key: keys::load(&a.keyring_dir, &a.from)?,
         x25519: crate::keyfile::load_x25519(&a.x25519)?,
+        use_type: a.use_type,
     })
 }
 

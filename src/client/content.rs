@@ -35,10 +35,12 @@ use crate::proto::rights::{Condition, Upload};
 use crate::tx::Code;
 
 /// A consumer's keys: the ed25519 identity entitlements name, and the
-/// X25519 key DEKs are wrapped to.
+/// X25519 key DEKs are wrapped to; and the use its requests ask for
+/// (`stave.ddex.v1.UseType`, 0 = on-demand stream).
 pub struct Consumer {
     pub key: SigningKey,
     pub x25519: StaticSecret,
+    pub use_type: i32,
 }
 
 impl Consumer {
@@ -47,6 +49,7 @@ impl Consumer {
         Consumer {
             key: SigningKey::generate(&mut rand::rngs::OsRng),
             x25519: StaticSecret::random_from_rng(rand::rngs::OsRng),
+            use_type: 0,
         }
     }
 
@@ -81,7 +84,7 @@ impl Consumer {
                 validator: validator.map(|v| v.to_vec()).unwrap_or_default(),
                 territory: territory.to_string(),
                 context: context.to_vec(),
-                use_type: 0,
+                use_type: self.use_type,
             },
         )
     }
@@ -508,6 +511,7 @@ pub async fn recover(
     let me = Consumer {
         key: uploader.clone(),
         x25519: secret,
+        use_type: 0,
     };
     let signed = me.request(&chain_id, cid, None, territory, &[]);
     let replicas = peers(&mut c, &upload.replication_set).await?;

@@ -4,6 +4,8 @@
 //! `stave::proto::ddex`.
 
 #![forbid(unsafe_code)]
+// The checks here run in consensus on untrusted input.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 /// The generated `stave.ddex.v1` types.
 pub mod proto {

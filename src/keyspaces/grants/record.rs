@@ -140,6 +140,7 @@ impl RecordGrant {
                 .indexed("cid", hx(&self.cid))
                 .indexed("consumer", hx(&consumer))
                 .plain("territory", self.territory.clone())
+                .plain("use_type", use_name(self.use_type))
                 .plain("count", count.to_string())
                 .plain("reason", reason),
         );
@@ -264,4 +265,11 @@ impl RecordGrants {
         }
         self.grants.iter().try_for_each(|g| g.execute(state, ctx))
     }
+}
+
+/// The use type's proto name, for the event.
+fn use_name(use_type: i32) -> String {
+    crate::proto::ddex::UseType::try_from(use_type)
+        .map(|u| u.as_str_name().to_string())
+        .unwrap_or_else(|_| use_type.to_string())
 }

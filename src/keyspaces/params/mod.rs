@@ -83,10 +83,17 @@ impl Params {
         }
         self.casbin.validate()?;
         self.rights.validate()?;
-        if self.rights.max_release_bytes >= self.max_tx_bytes {
+        // the tx around a release: signature, signer, chain id, nonce, gas,
+        // field tags, a proof-of-work nonce, and the memo
+        const ENVELOPE: u64 = 1024;
+        let room = self
+            .max_tx_bytes
+            .saturating_sub(ENVELOPE)
+            .saturating_sub(u64::from(self.max_memo_bytes));
+        if self.rights.max_release_bytes > room {
             return Err(format!(
-                "rights.max_release_bytes ({}) must be below max_tx_bytes ({}): the largest release must fit in one tx",
-                self.rights.max_release_bytes, self.max_tx_bytes
+                "rights.max_release_bytes ({}) must leave room in max_tx_bytes ({}) for max_memo_bytes ({}) and {ENVELOPE} bytes of envelope: the largest release must fit in one tx",
+                self.rights.max_release_bytes, self.max_tx_bytes, self.max_memo_bytes
             ));
         }
         self.governance.validate()?;

@@ -59,10 +59,21 @@ pub fn version_key(id: &str, version: u32) -> Vec<u8> {
     k
 }
 
-/// `releases_by_party/{party}/` (index space).
+/// Party keys longer than this are indexed by their SHA-256.
+const MAX_PARTY_SEGMENT: usize = 250;
+
+/// `releases_by_party/{party}/` (index space). A party key over 250 bytes
+/// (a long `name:`) is written as `sha256:` and its hex digest, so two long
+/// names never share a segment.
 pub fn by_party_prefix(party: &str) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
     let mut k = BY_PARTY.to_vec();
-    k.extend_from_slice(&id_segment(party));
+    if party.len() > MAX_PARTY_SEGMENT {
+        let digest = hex::encode(Sha256::digest(party.as_bytes()));
+        k.extend_from_slice(&id_segment(&format!("sha256:{digest}")));
+    } else {
+        k.extend_from_slice(&id_segment(party));
+    }
     k
 }
 
@@ -77,6 +88,19 @@ pub fn by_party_key(party: &str, id: &str) -> Vec<u8> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn versions_sort_in_numeric_order_and_long_parties_do_not_collide() {
+        let keys: Vec<Vec<u8>> = [0u32, 1, 255, 256, 65_536, u32::MAX]
+            .iter()
+            .map(|v| version_key("00036000291452", *v))
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        let a = format!("name:{}", "x".repeat(300));
+        let b = format!("name:{}", "x".repeat(301));
+        assert_ne!(by_party_prefix(&a), by_party_prefix(&b));
+        assert!(!by_party_key(&a, "1").starts_with(&by_party_prefix(&b)));
+    }
 
     proptest! {
         #[test]

@@ -11,8 +11,8 @@
 //! `PublishRelease` ([`publish`]) writes a new id, or replaces the stored
 //! version of an id ([`update`]): metadata, track list and every deal. The
 //! first publisher of an id wins; a squatter who publishes someone else's
-//! ICPN first must hold each track (uploader or OWNER), and disputes go
-//! through governance takedowns. An upload becomes `PUBLISHED` when it
+//! ICPN first must hold each track (uploader or OWNER). A takedown stops
+//! access to its cids; nothing frees or transfers the id. An upload becomes `PUBLISHED` when it
 //! first joins a release and stays so.
 
 mod keys;

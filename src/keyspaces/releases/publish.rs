@@ -139,14 +139,16 @@ impl PublishRelease {
         }
         let signer = ctx.signer;
         crate::keyspaces::accounts::storage::charge(state, ctx, &signer, bytes, 0)?;
-        ctx.emit(
-            Event::new("rights.publish_release")
-                .indexed("release_id", v.release_id.clone())
-                .indexed("publisher", hx(&record.publisher))
-                .plain("version", version.to_string())
-                .plain("tracks", v.tracks.len().to_string())
-                .plain("title", title_of(&self.message)),
-        );
+        let mut event = Event::new("rights.publish_release")
+            .indexed("release_id", v.release_id.clone())
+            .indexed("publisher", hx(&record.publisher))
+            .plain("version", version.to_string())
+            .plain("tracks", v.tracks.len().to_string())
+            .plain("title", title_of(&self.message));
+        for t in &v.tracks {
+            event = event.indexed("cid", hx(&t.cid));
+        }
+        ctx.emit(event);
         Ok(())
     }
 }

@@ -68,6 +68,10 @@ pub trait ReleasesWrite: StateWrite {
         self.put_raw(version_key(&r.release_id, r.version), r.encode_to_vec());
     }
 
+    fn delete_release_version(&mut self, id: &str, version: u32) {
+        self.delete_raw(version_key(id, version));
+    }
+
     /// Writes `releases_by_cid/{cid}/{id}`; returns its bytes.
     fn put_cid_deals(&mut self, cid: &[u8], id: &str, deals: &pb::CidDeals) -> u64 {
         let key = by_cid_key(cid, id);

@@ -2,17 +2,18 @@
 //! `NewReleaseMessage` for the same release id, and replaces everything
 //! (metadata, track list, every deal).
 //!
+//! - The signer is the publisher, or holds `OWNER` on every track of both
+//!   the stored and the new version; anyone else gets `ALREADY_PUBLISHED`.
 //! - It is accepted only if its `MessageCreatedDateTime` is strictly later
 //!   than the stored version's (`STALE_RELEASE`); every version is at most
 //!   `rights.max_message_clock_skew_secs` past the block time
 //!   (`FUTURE_RELEASE`).
-//! - The signer is the publisher, or holds `OWNER` on every track of both
-//!   the stored and the new version; anyone else gets `ALREADY_PUBLISHED`.
-//! - The stored version moves to `release_versions/{id}/{version}`, at most
-//!   `rights.max_release_versions` of them (`RIGHTS_CAP_EXCEEDED` past it);
-//!   its record stays charged to its signer (it was charged at its history
+//! - The stored version moves to `release_versions/{id}/{version}`; its
+//!   record stays charged to its signer (it was charged at its history
 //!   key's size), and its `releases_by_cid/` and `releases_by_party/` rows
-//!   are deleted and refunded to that signer.
+//!   are deleted and refunded to that signer. The history keeps the latest
+//!   `rights.max_release_versions`: the oldest beyond them is deleted and
+//!   refunded to its signer, so a label can keep updating its deals.
 
 use crate::ddex::validate::Validated;
 use crate::keyspaces::entitlements::EntitlementsRead;
@@ -23,7 +24,7 @@ use crate::proto::rights::Role;
 use crate::store::StateWrite;
 use crate::tx::TxError;
 
-use super::ReleasesWrite;
+use super::{record_bytes, ReleasesRead, ReleasesWrite};
 
 fn created(m: &pb::NewReleaseMessage) -> (u64, String) {
     m.message_header
@@ -57,16 +58,6 @@ pub fn check<S: StateWrite>(
     new: &Validated,
     msg: &pb::NewReleaseMessage,
 ) -> Result<(), TxError> {
-    let (got_ms, got) = created(msg);
-    let (old_ms, stored) = old.message.as_ref().map(created).unwrap_or_default();
-    if got_ms <= old_ms {
-        return Err(RightsError::StaleRelease {
-            id: old.release_id.clone(),
-            got,
-            stored,
-        }
-        .into());
-    }
     if old.publisher != ctx.signer && !owns_all(state, ctx, old, new)? {
         return Err(RightsError::AlreadyPublished(
             old.release_id.clone(),
@@ -78,12 +69,13 @@ pub fn check<S: StateWrite>(
         )
         .into());
     }
-    let max = ctx.params.rights.max_release_versions;
-    if old.version >= max {
-        return Err(RightsError::CapExceeded {
-            what: format!("earlier versions of release {}", old.release_id),
-            got: old.version as usize + 1,
-            max,
+    let (got_ms, got) = created(msg);
+    let (old_ms, stored) = old.message.as_ref().map(created).unwrap_or_default();
+    if got_ms <= old_ms {
+        return Err(RightsError::StaleRelease {
+            id: old.release_id.clone(),
+            got,
+            stored,
         }
         .into());
     }
@@ -108,10 +100,11 @@ fn owns_all<S: StateWrite>(
 /// the signer of `old`.
 pub fn retire<S: StateWrite>(
     state: &mut S,
-    _ctx: &TxContext,
+    ctx: &TxContext,
     old: &pb::ReleaseRecord,
 ) -> Result<(), TxError> {
     state.put_release_version(old);
+    prune(state, ctx, old)?;
     let mut freed = 0u64;
     for t in &old.tracks {
         freed = freed.saturating_add(state.delete_cid_deals(&t.cid, &old.release_id)?);
@@ -121,6 +114,27 @@ pub fn retire<S: StateWrite>(
     }
     if let Ok(signer) = <[u8; 32]>::try_from(old.signer.as_slice()) {
         crate::keyspaces::accounts::storage::release(state, &signer, freed)?;
+    }
+    Ok(())
+}
+
+/// Deletes the history entry that falls out of the latest
+/// `max_release_versions`, refunding it to its signer.
+fn prune<S: StateWrite>(
+    state: &mut S,
+    ctx: &TxContext,
+    old: &pb::ReleaseRecord,
+) -> Result<(), TxError> {
+    let max = ctx.params.rights.max_release_versions;
+    let Some(drop) = old.version.checked_sub(max) else {
+        return Ok(());
+    };
+    let Some(gone) = state.release_version(&old.release_id, drop)? else {
+        return Ok(());
+    };
+    state.delete_release_version(&old.release_id, drop);
+    if let Ok(signer) = <[u8; 32]>::try_from(gone.signer.as_slice()) {
+        crate::keyspaces::accounts::storage::release(state, &signer, record_bytes(&gone))?;
     }
     Ok(())
 }

@@ -150,3 +150,18 @@ pub fn album(cids: &[Vec<u8>]) -> pb::NewReleaseMessage {
 pub fn single(cid: &[u8]) -> pb::NewReleaseMessage {
     album(&[cid.to_vec()])
 }
+
+/// The per-cid deal row (`releases_by_cid/`) of [`album`]'s one deal:
+/// every territory, every stream and download use, no end. For benches
+/// that write state directly.
+pub fn worldwide_deals() -> pb::CidDeals {
+    let uses = super::use_type::leaf_bits("Stream") | super::use_type::leaf_bits("Download");
+    pb::CidDeals {
+        deals: vec![pb::CoveringDeal {
+            territories: super::territory::TerritorySet::all().to_bytes(),
+            use_types: uses,
+            validity_period: Vec::new(),
+            commercial_model_type: vec!["SubscriptionModel".into()],
+        }],
+    }
+}

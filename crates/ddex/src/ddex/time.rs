@@ -185,6 +185,28 @@ pub fn date_time_secs(s: &str) -> Result<u64, DdexError> {
     date_time_ms(s).map(|ms| ms / 1000)
 }
 
+/// Unix seconds as an `xs:dateTime` in UTC (`YYYY-MM-DDThh:mm:ssZ`), the
+/// inverse of [`date_time_secs`] (Howard Hinnant's `civil_from_days`).
+pub fn format_date_time(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// An `xs:duration` `P[nD][T[nH][nM][n[.fff]S]]` → milliseconds.
 pub fn duration_ms(s: &str) -> Result<u64, DdexError> {
     let bad = |why: &str| invalid(format!("duration {:?}: {why}", shown(s)));
@@ -315,6 +337,24 @@ mod tests {
         ] {
             assert!(date_time_ms(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn formatted_times_parse_back() {
+        for secs in [
+            0u64,
+            1_709_251_199,
+            1_709_251_200,
+            1_800_000_000,
+            253_402_300_799,
+        ] {
+            assert_eq!(
+                date_time_secs(&format_date_time(secs)).unwrap(),
+                secs,
+                "{secs}"
+            );
+        }
+        assert_eq!(format_date_time(1_709_251_200), "2024-03-01T00:00:00Z");
     }
 
     #[test]

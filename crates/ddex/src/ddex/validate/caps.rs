@@ -17,7 +17,7 @@
 //! - `max_group_depth`: `ResourceGroup` levels, checked before descending.
 
 use super::Caps;
-use crate::ddex::{cap, DdexError};
+use crate::ddex::{cap, invalid, DdexError};
 use crate::proto::ddex as pb;
 
 type R = Result<(), DdexError>;
@@ -61,8 +61,27 @@ struct TreeCount {
 }
 
 impl Walker<'_> {
+    /// The length cap, and the importer's canonical form, so every stored
+    /// release exports to XML that imports to the same message: no
+    /// leading or trailing XML whitespace, no character XML 1.0 forbids.
     fn s(&self, what: &str, s: &str) -> R {
-        cap(what, s.len(), self.caps.max_string_bytes)
+        cap(what, s.len(), self.caps.max_string_bytes)?;
+        let xml_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+        if s.starts_with(xml_space) || s.ends_with(xml_space) {
+            return Err(invalid(format!(
+                "{what} {:?} has leading or trailing whitespace",
+                super::shown(s)
+            )));
+        }
+        let forbidden =
+            |c: char| (c < ' ' && !xml_space(c)) || matches!(c, '\u{FFFE}' | '\u{FFFF}');
+        if let Some(c) = s.chars().find(|c| forbidden(*c)) {
+            return Err(invalid(format!(
+                "{what} holds U+{:04X}, which XML 1.0 cannot carry",
+                u32::from(c)
+            )));
+        }
+        Ok(())
     }
 
     fn strs(&self, what: &str, v: &[String], max: u32) -> R {
@@ -88,6 +107,12 @@ impl Walker<'_> {
 
     fn variant(&self, v: &Option<pb::Variant>) -> R {
         let Some(v) = v else { return Ok(()) };
+        if v.is_default > 2 {
+            return Err(invalid(format!(
+                "IsDefault {} is not 0 (absent), 1 (true) or 2 (false)",
+                v.is_default
+            )));
+        }
         self.s("LanguageAndScriptCode", &v.language_and_script_code)?;
         self.s("ApplicableTerritoryCode", &v.applicable_territory_code)
     }

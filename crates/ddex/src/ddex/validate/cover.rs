@@ -5,8 +5,10 @@
 //! the territory's bit ([`territory::index_of`]), the request's leaf bit
 //! ([`use_type::request_bit`]: unspecified = on-demand stream) and either
 //! no validity period or a period with `start <= now < end` (0 = open).
-//! Malformed stored values (territory bytes not 32 long, an unknown
-//! territory or use) cover nothing.
+//! An empty territory (an anonymous request that declares none: a
+//! `Download` of a PUBLIC cid) is covered by a deal in force for the use in
+//! any territory. Malformed stored values (territory bytes not 32 long, an
+//! unknown territory or use) cover nothing.
 
 use crate::ddex::territory::{self, TerritorySet, CODES};
 use crate::ddex::use_type;
@@ -15,8 +17,13 @@ use crate::proto::ddex as pb;
 /// Whether some deal covers `territory` (ISO 3166-1 alpha-2, upper case),
 /// `use_type` (a [`pb::UseType`] value) at `now_secs` (unix seconds).
 pub fn covering_deal(deals: &pb::CidDeals, territory: &str, use_type: i32, now_secs: u64) -> bool {
-    let Some(t) = territory::index_of(territory) else {
-        return false;
+    let t = if territory.is_empty() {
+        None
+    } else {
+        match territory::index_of(territory) {
+            Some(t) => Some(t),
+            None => return false,
+        }
     };
     let Some(bit) = use_type::request_bit(use_type) else {
         return false;
@@ -24,9 +31,12 @@ pub fn covering_deal(deals: &pb::CidDeals, territory: &str, use_type: i32, now_s
     deals.deals.iter().any(|d| grants(d, t, bit, now_secs))
 }
 
-fn grants(d: &pb::CoveringDeal, territory: usize, bit: u32, now: u64) -> bool {
-    let in_territory =
-        TerritorySet::from_bytes(&d.territories).is_some_and(|s| s.contains(territory));
+/// `territory` `None`: any territory of the deal.
+fn grants(d: &pb::CoveringDeal, territory: Option<usize>, bit: u32, now: u64) -> bool {
+    let in_territory = TerritorySet::from_bytes(&d.territories).is_some_and(|s| match territory {
+        Some(t) => s.contains(t),
+        None => !s.is_empty(),
+    });
     in_territory && d.use_types & bit != 0 && in_periods(&d.validity_period, now)
 }
 

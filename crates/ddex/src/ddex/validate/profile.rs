@@ -33,6 +33,9 @@ pub(super) fn check(msg: &pb::NewReleaseMessage) -> Result<&pb::Release, DdexErr
 }
 
 fn header_ok(h: &pb::MessageHeader) -> Result<(), DdexError> {
+    if h.message_id.is_empty() {
+        return Err(invalid("MessageHeader has no MessageId"));
+    }
     let control = h.message_control_type.as_str();
     if !control.is_empty() && control != "LiveMessage" {
         return Err(invalid(format!(

@@ -49,6 +49,16 @@ fn territory_in_and_out() {
 }
 
 #[test]
+fn no_territory_is_any_territory_of_a_deal_in_force() {
+    let d = covering(&["GB"], 1 << ODS, vec![secs(10, 20)]);
+    assert!(covering_deal(&d, "", ODS, 15));
+    assert!(!covering_deal(&d, "", ODS, 20), "ended");
+    assert!(!covering_deal(&d, "", PD, 15), "another use");
+    let none = covering(&[], 1 << ODS, vec![]);
+    assert!(!covering_deal(&none, "", ODS, 15), "a deal in no territory");
+}
+
+#[test]
 fn leaves_and_parents() {
     let stream = crate::ddex::use_type::leaf_bits("Stream");
     let d = covering(&["GB"], stream, vec![]);
