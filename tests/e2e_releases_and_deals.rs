@@ -195,8 +195,10 @@ async fn e2e_releases_and_deals() {
     let mut c = net.client(0).await;
     let versions = c
         .rights
-        .release_versions(pb::ReleaseRequest {
+        .release_versions(pb::ListVersionsRequest {
             release_id: id.clone(),
+            cursor: Vec::new(),
+            limit: 0,
         })
         .await
         .expect("versions")

@@ -6,7 +6,8 @@ use inproc::*;
 
 fn genesis_with_account() -> serde_json::Value {
     serde_json::json!({
-        "params": {"max_tx_bytes": 4096},
+        // a release must fit one tx: its cap comes down with max_tx_bytes
+        "params": {"max_tx_bytes": 4096, "rights": {"max_release_bytes": 2048}},
         "accounts": [{"pubkey": hex::encode(key(9).verifying_key().to_bytes())}]
     })
 }

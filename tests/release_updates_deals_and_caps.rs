@@ -101,6 +101,20 @@ async fn an_owner_of_every_track_updates_and_storage_follows() {
     w.refused(OWNER2, vec![publish_msg(stale)], Code::StaleRelease)
         .await;
 
+    // OWNER2 holds nothing on a third track: it may not add it
+    let c3 = b"rel-2b".as_slice();
+    uploaded(&mut w, &[c3]).await;
+    w.refused(
+        OWNER2,
+        vec![publish_msg(album(
+            &[c1, c2, c3],
+            seed,
+            "2022-01-01T00:00:00Z",
+        ))],
+        Code::AlreadyPublished,
+    )
+    .await;
+
     // OWNER2 holds OWNER on both tracks: it may replace the release, here
     // dropping c2
     let (uploader_before, owner2_before) = (stored_bytes(&w, UPLOADER), stored_bytes(&w, OWNER2));
@@ -274,10 +288,33 @@ async fn history_and_per_cid_caps() {
     let state = w.node.store.committed();
     let id = id_of(seed);
     assert_eq!(state.release(&id).unwrap().unwrap().version, 3);
-    assert!(
-        state.release_version(&id, 0).unwrap().is_none(),
-        "the oldest is pruned"
+    drop(state);
+    // one more: version 1 falls out, and its bytes go back to its signer
+    let v1 = w
+        .node
+        .store
+        .committed()
+        .release_version(&id, 1)
+        .unwrap()
+        .unwrap();
+    let before = stored_bytes(&w, UPLOADER);
+    // the old version moves and stays charged; its deal and party rows are
+    // refunded and written again at the same size
+    let newest = album(&[c], seed, "2023-06-01T00:00:00Z");
+    w.send(UPLOADER, vec![publish_msg(newest)]).await.ok();
+    let state = w.node.store.committed();
+    assert!(state.release_version(&id, 1).unwrap().is_none());
+    let v4 = state.release(&id).unwrap().unwrap();
+    let after = stored_bytes(&w, UPLOADER);
+    assert_eq!(
+        after + stave::keyspaces::releases::record_bytes(&v1),
+        before + stave::keyspaces::releases::record_bytes(&v4),
+        "the pruned version is refunded; the new record is charged"
     );
-    assert!(state.release_version(&id, 1).unwrap().is_some());
-    assert!(state.release_version(&id, 2).unwrap().is_some());
+    drop(state);
+    let state = w.node.store.committed();
+    for (v, kept) in [(0, false), (1, false), (2, true), (3, true)] {
+        let got = state.release_version(&id, v).unwrap().is_some();
+        assert_eq!(got, kept, "version {v}: only the latest two are kept");
+    }
 }

@@ -100,7 +100,13 @@ pub async fn run(cmd: ReleaseCmd, out: Output) -> anyhow::Result<()> {
         ReleaseCmd::Import(args) => {
             let imported = import_file(&args)?;
             if args.dry_run {
-                out.print(&message_json(&imported.message));
+                // what CheckTx would answer, under the default caps
+                let caps = crate::keyspaces::rights::RightsParams::default().release_caps();
+                let verdict = match crate::ddex::validate::validate(&imported.message, &caps) {
+                    Ok(v) => json!({"release_id": v.release_id, "valid": true}),
+                    Err(e) => json!({"valid": false, "error": e.to_string()}),
+                };
+                out.print(&json!({"check": verdict, "message": message_json(&imported.message)}));
                 return Ok(());
             }
             let action = Action::PublishRelease(PublishRelease {
@@ -228,9 +234,22 @@ pub async fn query_release(a: ReleaseQuery, out: Output) -> anyhow::Result<()> {
         release_id: id.clone(),
     };
     if a.versions {
-        let r = c.rights.release_versions(req).await?.into_inner();
-        let v: Vec<Value> = r.releases.iter().map(record_json).collect();
-        out.print(&json!({"release_id": id, "versions": v, "height": r.height}));
+        let mut all = Vec::new();
+        let mut cursor = Vec::new();
+        let height = loop {
+            let page = pb::ListVersionsRequest {
+                release_id: id.clone(),
+                cursor,
+                limit: 0,
+            };
+            let r = c.rights.release_versions(page).await?.into_inner();
+            all.extend(r.releases.iter().map(record_json));
+            if r.next_cursor.is_empty() {
+                break r.height;
+            }
+            cursor = r.next_cursor;
+        };
+        out.print(&json!({"release_id": id, "versions": all, "height": height}));
         return Ok(());
     }
     let r = c.rights.get_release(req).await?.into_inner();

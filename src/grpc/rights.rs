@@ -20,8 +20,8 @@ use crate::keyspaces::uploads::UploadsRead;
 use crate::proto::rights::{
     rights_service_server::RightsService, CheckAccessRequest, CheckAccessResponse, CidRequest,
     DekResponse, EntitlementRequest, EntitlementResponse, EntitlementsResponse, GrantsResponse,
-    ListByCidRequest, ListByKeyRequest, ListByPartyRequest, PolicyResponse, ReleaseRequest,
-    ReleaseResponse, ReleasesResponse, UploadResponse,
+    ListByCidRequest, ListByKeyRequest, ListByPartyRequest, ListVersionsRequest, PolicyResponse,
+    ReleaseRequest, ReleaseResponse, ReleasesResponse, UploadResponse,
 };
 use crate::store::{ChainStore, View};
 
@@ -166,14 +166,16 @@ impl RightsService for RightsServiceImpl {
 
     async fn release_versions(
         &self,
-        req: Request<ReleaseRequest>,
+        req: Request<ListVersionsRequest>,
     ) -> Result<Response<ReleasesResponse>, Status> {
-        let id = req.into_inner().release_id;
+        let r = req.into_inner();
         read(&self.store, move |v, height| {
-            let releases = releases::query::versions(v, &id).map_err(internal)?;
+            let (releases, next_cursor) =
+                releases::query::versions(v, &r.release_id, &r.cursor, r.limit)
+                    .map_err(internal)?;
             Ok(ReleasesResponse {
                 releases,
-                next_cursor: Vec::new(),
+                next_cursor,
                 height,
             })
         })

@@ -4,10 +4,11 @@
 //! 1. the message is validated ([`crate::ddex::validate`]: identifiers,
 //!    references, territories, use types, deals that must not overlap, the
 //!    genesis caps), and the overlap check's work is charged as gas;
-//! 2. its `MessageCreatedDateTime` is at most
+//! 2. an id already on chain makes this an update ([`super::update`]: the
+//!    signer, then the order);
+//! 3. its `MessageCreatedDateTime` is at most
 //!    `rights.max_message_clock_skew_secs` past the block time
 //!    (`FUTURE_RELEASE`);
-//! 3. an id already on chain makes this an update ([`super::update`]);
 //! 4. for every track's cid the signer is its uploader or an `OWNER`
 //!    (`UNKNOWN_CID`, `NOT_UPLOADER`), and the cid is in at most
 //!    `rights.max_releases_per_cid` releases;
@@ -105,17 +106,24 @@ impl PublishRelease {
         let v = validate(&self.message, &ctx.params.rights.release_caps())
             .map_err(RightsError::from)?;
         state.charge_gas(crate::gas::Work::EvalOps(v.work))?;
-        update::check_clock(&v.release_id, &self.message, ctx)?;
         let old = state.release(&v.release_id)?;
         if let Some(old) = &old {
             update::check(state, ctx, old, &v, &self.message)?;
         }
+        update::check_clock(&v.release_id, &self.message, ctx)?;
         for t in &v.tracks {
             may_publish(state, ctx, &t.cid)?;
         }
+        let mut dropped = Vec::new();
         let (version, publisher) = match old {
             Some(old) => {
                 update::retire(state, ctx, &old)?;
+                dropped = old
+                    .tracks
+                    .iter()
+                    .filter(|t| !v.tracks.iter().any(|n| n.cid == t.cid))
+                    .map(|t| hx(&t.cid))
+                    .collect();
                 (old.version.saturating_add(1), old.publisher)
             }
             None => (0, ctx.signer.to_vec()),
@@ -147,6 +155,9 @@ impl PublishRelease {
             .plain("title", title_of(&self.message));
         for t in &v.tracks {
             event = event.indexed("cid", hx(&t.cid));
+        }
+        for cid in dropped {
+            event = event.indexed("dropped_cid", cid);
         }
         ctx.emit(event);
         Ok(())

@@ -119,7 +119,9 @@ pub fn retire<S: StateWrite>(
 }
 
 /// Deletes the history entry that falls out of the latest
-/// `max_release_versions`, refunding it to its signer.
+/// `max_release_versions`, refunding it to its signer. One per update is
+/// enough: params are fixed at genesis (BRIEF §8: a change is a new
+/// chain), so the cap never shrinks under a history.
 fn prune<S: StateWrite>(
     state: &mut S,
     ctx: &TxContext,

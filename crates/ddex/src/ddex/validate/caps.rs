@@ -107,6 +107,11 @@ impl Walker<'_> {
 
     fn variant(&self, v: &Option<pb::Variant>) -> R {
         let Some(v) = v else { return Ok(()) };
+        if *v == pb::Variant::default() {
+            return Err(invalid(
+                "an empty variant (no language, territory or IsDefault): leave it out",
+            ));
+        }
         if v.is_default > 2 {
             return Err(invalid(format!(
                 "IsDefault {} is not 0 (absent), 1 (true) or 2 (false)",

@@ -123,11 +123,13 @@ impl<'o> Cx<'o> {
                 0
             }
         };
-        Some(pb::Variant {
+        let v = pb::Variant {
             language_and_script_code: lang.unwrap_or_default().to_string(),
             applicable_territory_code: terr.unwrap_or_default().to_string(),
             is_default,
-        })
+        };
+        // attributes that carried nothing are no variant (the canonical form)
+        (v != pb::Variant::default()).then_some(v)
     }
 
     /// Sets a singular string once; a repeat is dropped (listed).
@@ -183,10 +185,8 @@ mod tests {
             .variant("/X", &node(&[("IsDefault", "false")], ""))
             .unwrap();
         assert_eq!(v.is_default, 2);
-        let v = cx
-            .variant("/X", &node(&[("IsDefault", "maybe")], ""))
-            .unwrap();
-        assert_eq!(v.is_default, 0);
+        // an IsDefault that is not a boolean, alone, leaves no variant
+        assert_eq!(cx.variant("/X", &node(&[("IsDefault", "maybe")], "")), None);
         assert_eq!(cx.num("/X", &node(&[], "12")), 12);
         assert_eq!(cx.num("/X", &node(&[], "-1")), 0);
         assert_eq!(cx.dropped.len(), 2);

@@ -60,6 +60,33 @@ proptest! {
     }
 
     #[test]
+    fn every_valid_release_exports_and_imports_back(
+        edits in proptest::collection::vec((any::<u8>(), ".{0,24}", any::<u64>()), 0..4),
+        variant in proptest::option::of((".{0,3}", ".{0,3}", 0u32..4)),
+    ) {
+        let mut m = album();
+        for (field, s, n) in edits {
+            mutate(&mut m, field, &s, n);
+        }
+        if let (Some((lang, terr, def)), Some(r)) = (variant, m.release.as_mut()) {
+            if let Some(t) = r.display_title_text.first_mut() {
+                t.variant = Some(pb::Variant {
+                    language_and_script_code: lang,
+                    applicable_territory_code: terr,
+                    is_default: def,
+                });
+            }
+        }
+        if validate(&m, &Caps::default()).is_ok() {
+            use crate::ddex::xml::{export, import, ImportOptions};
+            let xml = export(&m);
+            let back = import(xml.as_bytes(), &ImportOptions::default());
+            prop_assert!(back.is_ok(), "{:?}\n{xml}", back.err());
+            prop_assert_eq!(back.map(|b| b.message).ok(), Some(m));
+        }
+    }
+
+    #[test]
     fn mutated_album_fields_never_panic(
         edits in proptest::collection::vec((any::<u8>(), ".{0,24}", any::<u64>()), 1..6),
     ) {

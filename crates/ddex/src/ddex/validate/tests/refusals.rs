@@ -385,3 +385,41 @@ fn mixed_top_group() {
     top.resource_group_content_item.push(moved);
     invalid_with(&m, &["both disc groups and content items"]);
 }
+
+fn title(m: &mut pb::NewReleaseMessage) -> &mut pb::Text {
+    &mut m.release.as_mut().unwrap().display_title_text[0]
+}
+
+#[test]
+fn the_importers_canonical_form() {
+    for (bad, needle) in [
+        (" Album", "whitespace"),
+        ("Album\n", "whitespace"),
+        ("Al\u{1}bum", "U+0001"),
+        ("Al\u{FFFE}bum", "U+FFFE"),
+    ] {
+        let mut m = album();
+        title(&mut m).value = bad.to_string();
+        invalid_with(&m, &[needle]);
+    }
+    let mut m = album();
+    title(&mut m).value = "Tab\tinside and\nnewline are fine".to_string();
+    assert!(validate(&m, &Caps::default()).is_ok());
+    for (variant, needle) in [
+        (pb::Variant::default(), "empty variant"),
+        (
+            pb::Variant {
+                is_default: 3,
+                ..Default::default()
+            },
+            "IsDefault 3",
+        ),
+    ] {
+        let mut m = album();
+        title(&mut m).variant = Some(variant);
+        invalid_with(&m, &[needle]);
+    }
+    let mut m = album();
+    m.message_header.as_mut().unwrap().message_id.clear();
+    invalid_with(&m, &["MessageId"]);
+}
