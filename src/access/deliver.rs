@@ -299,6 +299,7 @@ impl Access {
             policy_type: ok.policy_type.clone(),
             reason: ok.reason.clone(),
             wrapped_dek_hash: receipt::wrapped_hash(&w.ephemeral_pubkey, &w.ciphertext),
+            use_type: ok.req.use_type,
         };
         Ok(pb::AccessGranted {
             cid: cid.clone(),

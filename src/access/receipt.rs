@@ -30,6 +30,7 @@ pub fn sign_bytes(r: &pb::AccessReceipt) -> Vec<u8> {
     put_bytes(&mut out, r.policy_type.as_bytes());
     put_bytes(&mut out, r.reason.as_bytes());
     put_bytes(&mut out, &r.wrapped_dek_hash);
+    out.extend_from_slice(&r.use_type.to_be_bytes());
     out
 }
 
@@ -83,6 +84,7 @@ mod tests {
             policy_type: "DIRECT_GRANT".into(),
             reason: "holds CONSUMER within its scope".into(),
             wrapped_dek_hash: wrapped_hash(&[5; 32], &[6; 48]),
+            use_type: 4,
         };
         let sig = sign(&op, &r);
         assert!(verify(&r, &sig, &[5; 32], &[6; 48]));
@@ -90,6 +92,9 @@ mod tests {
         let mut other = r.clone();
         other.height += 1;
         assert!(!verify(&other, &sig, &[5; 32], &[6; 48]), "a changed field");
+        let mut other = r.clone();
+        other.use_type = 1;
+        assert!(!verify(&other, &sig, &[5; 32], &[6; 48]), "another use");
         let mut other = r.clone();
         other.validator = vec![8; 32];
         assert!(!verify(&other, &sig, &[5; 32], &[6; 48]), "another signer");

@@ -192,8 +192,11 @@ pub async fn request_access(
     if r.validator != holder.key
         || r.request_hash != want_hash
         || r.consumer_pubkey != consumer.pubkey()
+        || r.use_type != consumer.use_type
     {
-        return Err(bad("the receipt names another holder, request or consumer"));
+        return Err(bad(
+            "the receipt names another holder, request, consumer or use",
+        ));
     }
     if !receipt::verify(
         &r,
