@@ -24,6 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use common::localnet::{binaries, Localnet, LocalnetConfig};
 use common::rights::{access_for, manifest, operator, set_key, submit, WAIT};
 use ed25519_dalek::SigningKey;
+use stave::ddex::time::format_date_time;
 use stave::ddex::xml::{self, ImportOptions};
 use stave::keyfile;
 use stave::keyspaces::entitlements::GrantEntitlement;
@@ -45,10 +46,6 @@ fn cids() -> Vec<Vec<u8>> {
                 .to_vec()
         })
         .collect()
-}
-
-fn xsd_time(unix: u64) -> String {
-    stave::ddex::time::format_date_time(unix)
 }
 
 fn fill(template: &str, created: &str, gb_start: &str) -> String {
@@ -137,7 +134,11 @@ async fn e2e_releases_and_deals() {
     let album = dir.path().join("album3.xml");
     std::fs::write(
         &album,
-        fill(TEMPLATE, &xsd_time(now - 60), &xsd_time(gb_start)),
+        fill(
+            TEMPLATE,
+            &format_date_time(now - 60),
+            &format_date_time(gb_start),
+        ),
     )
     .expect("write");
     import(&net, &album, &keyring, 1);
@@ -182,7 +183,11 @@ async fn e2e_releases_and_deals() {
     let update = dir.path().join("album3_update.xml");
     std::fs::write(
         &update,
-        fill(UPDATE, &xsd_time(now - 30), &xsd_time(gb_start)),
+        fill(
+            UPDATE,
+            &format_date_time(now - 30),
+            &format_date_time(gb_start),
+        ),
     )
     .expect("write");
     import(&net, &update, &keyring, 3);
