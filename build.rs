@@ -17,6 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/content/v1/content.proto",
         "proto/stave/local/v1/local.proto",
         "proto/stave/peer/v1/peer.proto",
+        "proto/stave/snapshot/v1/snapshot.proto",
     ];
     for p in &protos {
         println!("cargo:rerun-if-changed={p}");

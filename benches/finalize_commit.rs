@@ -34,16 +34,9 @@ const PREFILL_TX_GAS: u64 = 11_000_000;
 /// Declared gas of one measured `kv.Set` tx (it uses less).
 const TX_GAS: u64 = 400_000;
 
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
-}
+#[path = "support/rss.rs"]
+mod rss;
+use rss::peak_rss_mib;
 
 fn keys(n: usize, salt: u8) -> Vec<SigningKey> {
     (0..n)

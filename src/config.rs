@@ -97,6 +97,9 @@ pub struct Config {
     /// Access and delivery (`RequestAccess`, `Download`).
     #[serde(default)]
     pub access: crate::access::AccessConfig,
+    /// State-sync snapshots this node takes and serves.
+    #[serde(default)]
+    pub snapshots: crate::snapshot::SnapshotConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -219,6 +222,7 @@ impl Config {
             limits: crate::net::Limits::default(),
             upload: crate::content::UploadConfig::default(),
             access: crate::access::AccessConfig::default(),
+            snapshots: crate::snapshot::SnapshotConfig::default(),
         }
     }
 

@@ -22,9 +22,12 @@
 //!
 //! Modules:
 //! - [`store`]: the chain store, overlays, JMT, commit, pruning, proofs.
+//! - [`snapshot`]: state-sync snapshots: taken off the consensus thread,
+//!   served, and restored with every chunk verified alone against the
+//!   trusted app hash (range proofs over the JMT as a binary tree).
 //! - [`tx`]: envelope, sign bytes, ZIP-215 verification, error codes.
 //! - [`gas`]: the gas schedule, the per-tx meter and the block gas limit.
-//! - [`keyspaces`]: one module per keyspace (accounts, kv, params, validators,
+//! - [`keyspaces`]: one module per keyspace (accounts, chain, kv, params, validators,
 //!   groups, takedowns, casbin, uploads, deks, releases, entitlements,
 //!   policies, grants; shared rights rules).
 //! - [`app`]: genesis, proposals, FinalizeBlock, Commit, the mempool view.
@@ -76,5 +79,6 @@ pub mod net;
 pub mod node;
 pub mod par;
 pub mod proto;
+pub mod snapshot;
 pub mod store;
 pub mod tx;

@@ -48,6 +48,62 @@ pub struct Metrics {
     pub upload_under_replicated: IntCounter,
     /// The access service ([`AccessMetrics`]).
     pub access: AccessMetrics,
+    /// State sync ([`SyncMetrics`]).
+    pub sync: SyncMetrics,
+}
+
+/// Snapshots taken and restores applied.
+pub struct SyncMetrics {
+    /// Seconds the last snapshot took to build.
+    pub snapshot_seconds: prometheus::Gauge,
+    /// The lowest height this process ran FinalizeBlock at (0: none yet).
+    /// On a state-synced node it is above the snapshot's height.
+    pub first_finalized_height: IntGauge,
+    /// Snapshot chunks offered to this node, by result (`applied`,
+    /// `refused`).
+    pub restore_chunks: IntCounterVec,
+    /// Seconds from the accepted OfferSnapshot to the restore's last write.
+    pub restore_seconds: prometheus::Gauge,
+    /// The height restored from a snapshot (0: none).
+    pub restored_height: IntGauge,
+}
+
+fn sync_metrics(registry: &Registry) -> Result<SyncMetrics, prometheus::Error> {
+    let snapshot_seconds = prometheus::Gauge::new(
+        "snapshot_build_seconds",
+        "Seconds the last snapshot took to build",
+    )?;
+    let first_finalized_height = IntGauge::new(
+        "first_finalized_height",
+        "Lowest height this process ran FinalizeBlock at (0: none yet)",
+    )?;
+    let restore_chunks = IntCounterVec::new(
+        Opts::new(
+            "restore_chunks_total",
+            "Snapshot chunks offered to this node, by result",
+        ),
+        &["result"],
+    )?;
+    let restore_seconds = prometheus::Gauge::new(
+        "restore_seconds",
+        "Seconds from the accepted OfferSnapshot to the restore's last write",
+    )?;
+    let restored_height = IntGauge::new(
+        "restored_height",
+        "Height restored from a snapshot (0: none)",
+    )?;
+    registry.register(Box::new(snapshot_seconds.clone()))?;
+    registry.register(Box::new(first_finalized_height.clone()))?;
+    registry.register(Box::new(restore_chunks.clone()))?;
+    registry.register(Box::new(restore_seconds.clone()))?;
+    registry.register(Box::new(restored_height.clone()))?;
+    Ok(SyncMetrics {
+        snapshot_seconds,
+        first_finalized_height,
+        restore_chunks,
+        restore_seconds,
+        restored_height,
+    })
 }
 
 /// What the access service delivered, refused and has yet to record.
@@ -202,6 +258,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
     registry.register(Box::new(listener_connections.clone()))?;
     let u = upload_metrics(&registry)?;
     let access = access_metrics(&registry)?;
+    let sync = sync_metrics(&registry)?;
     Ok(Metrics {
         registry,
         height,
@@ -225,6 +282,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         upload_bytes: u.3,
         upload_under_replicated: u.4,
         access,
+        sync,
     })
 }
 

@@ -37,7 +37,10 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         chain_id = %info.chain_id,
         "chain store opened"
     );
-    let app = App::load(store.clone(), config.app_config())?;
+    let app = App::load(store.clone(), config.app_config())?.with_snapshots(
+        crate::snapshot::SnapshotFiles::open(&home.snapshots_dir())?,
+        config.snapshots.clone(),
+    );
     let notifier = app.notifier();
     let mempool = app.mempool();
     let local_node = LocalNode::open(home, store.clone(), crate::local::chain_assignments())?;

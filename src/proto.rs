@@ -61,6 +61,11 @@ pub mod stave {
             tonic::include_proto!("stave.content.v1");
         }
     }
+    pub mod snapshot {
+        pub mod v1 {
+            tonic::include_proto!("stave.snapshot.v1");
+        }
+    }
 }
 
 /// `stave.accounts.v1`: the stored account.
@@ -83,6 +88,8 @@ pub use self::stave::peer::v1 as peer;
 pub use self::stave::query::v1 as query;
 /// `stave.rights.v1`: content and rights actions, records and the rights service.
 pub use self::stave::rights::v1 as rights;
+/// `stave.snapshot.v1`: state-sync snapshot metadata and chunks.
+pub use self::stave::snapshot::v1 as snapshot;
 /// `stave.tx.v1`: the envelope, the action oneof and the tx gRPC service.
 pub use self::stave::tx::v1 as tx;
 /// `stave.ddex.v1`: the DDEX ERN 4.3 release model and its on-chain records.

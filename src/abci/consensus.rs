@@ -69,6 +69,7 @@ fn fatal(msg: &str) -> ! {
 }
 
 fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, AppError> {
+    app.reload_if_restored()?;
     Ok(match req {
         ConsensusRequest::InitChain(r) => {
             if r.initial_height.value() != 1 {
@@ -86,8 +87,13 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
             // before anything is written.
             let max_gas =
                 crate::app::block_max_gas(&r.app_state_bytes, r.consensus_params.block.max_gas)?;
-            let hash = app.init_chain(&r.chain_id, time, &r.app_state_bytes, &comet)?;
-            app.set_evidence_age(r.consensus_params.evidence.max_age_num_blocks)?;
+            let hash = app.init_chain_with(
+                &r.chain_id,
+                time,
+                &r.app_state_bytes,
+                &comet,
+                r.consensus_params.evidence.max_age_num_blocks,
+            )?;
             tracing::info!(chain_id = %r.chain_id, app_hash = %hex::encode(hash), max_gas, "genesis committed");
             let mut consensus_params = r.consensus_params.clone();
             consensus_params.block.max_gas = max_gas;
@@ -144,6 +150,10 @@ fn finalize(
     r: tendermint::v0_38::abci::request::FinalizeBlock,
 ) -> Result<ConsensusResponse, AppError> {
     let time = r.time.unix_timestamp_nanos() as i64;
+    let first = &metrics().sync.first_finalized_height;
+    if first.get() == 0 {
+        first.set(r.height.value() as i64);
+    }
     let out = timed(&metrics().finalize_seconds, || {
         app.finalize_block(r.height.value(), time, &r.txs)
     })?;

@@ -93,8 +93,8 @@ impl Handlers {
             },
             mempool: app.mempool(),
             checktx: Arc::default(),
+            snapshot: SnapshotService::new(app.snapshot_files(), app.restorer()),
             consensus: Consensus::spawn(app),
-            snapshot: SnapshotService,
             runtime,
         }
     }

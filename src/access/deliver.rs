@@ -216,7 +216,7 @@ impl Access {
         upload: Upload,
         uploader_ok: bool,
     ) -> Result<Allowed, AccessError> {
-        let block_time = block_secs(at.info.last_block_time_ns);
+        let block_time = block_secs(at.info.block_time_ns()?);
         let d = access::decide_with(
             view,
             &access::AccessRequest {

@@ -298,7 +298,7 @@ impl super::Access {
             Some(u) => u,
             None => view.upload_by_content(cid)?.ok_or_else(unknown)?,
         };
-        let now = block_secs(view.commit_info()?.last_block_time_ns);
+        let now = block_secs(view.commit_info()?.block_time_ns()?);
         let anyone = access::AccessRequest {
             cid: &upload.flac_cid,
             consumer: &[0; 32],

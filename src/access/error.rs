@@ -129,7 +129,11 @@ impl AccessError {
 
 impl From<crate::store::StoreError> for AccessError {
     fn from(e: crate::store::StoreError) -> Self {
-        AccessError::Local(e.to_string())
+        match e {
+            // A restored node before its first block: retry, not a fault.
+            crate::store::StoreError::NoBlockTime { .. } => AccessError::Unavailable(e.to_string()),
+            e => AccessError::Local(e.to_string()),
+        }
     }
 }
 
@@ -149,6 +153,15 @@ pub fn code_of(status: &tonic::Status) -> Option<Code> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_block_time_yet_is_unavailable_not_a_fault() {
+        let e = AccessError::from(crate::store::StoreError::NoBlockTime { height: Some(5) });
+        assert!(matches!(e, AccessError::Unavailable(_)), "{e:?}");
+        assert_eq!(e.code(), Code::AccessUnavailable);
+        let other = AccessError::from(crate::store::StoreError::Tree("x".into()));
+        assert!(matches!(other, AccessError::Local(_)), "{other:?}");
+    }
 
     #[test]
     fn a_refusal_carries_its_code_first_and_parses_back() {

@@ -217,7 +217,7 @@ fn prepare(a: &Access, cap: usize) -> anyhow::Result<Batch> {
         view: &view,
         me,
         active: view.is_active_validator(&me)?,
-        now: block_secs(view.commit_info()?.last_block_time_ns),
+        now: block_secs(view.commit_info()?.block_time_ns()?),
         params: &params,
     };
     let mut kept = Vec::with_capacity(batch.entries.len());

@@ -139,6 +139,8 @@ pub struct App {
     /// CometBFT's evidence max age in blocks: blocks it must keep whatever
     /// `retain_blocks` says (`None` until genesis: keep everything).
     evidence_age: Option<u64>,
+    /// Takes snapshots after Commit (`None`: this node takes none).
+    taker: Option<crate::snapshot::Taker>,
 }
 
 impl App {
@@ -160,6 +162,7 @@ impl App {
         let notifier = Arc::new(CommitNotifier::default());
         let evidence_age = store.meta_u64(crate::store::cf::meta::EVIDENCE_AGE)?;
         Ok(App {
+            taker: None,
             evidence_age,
             store,
             config,
@@ -175,6 +178,56 @@ impl App {
 
     pub fn store(&self) -> &ChainStore {
         &self.store
+    }
+
+    /// Takes a snapshot every `config.snapshot_interval` heights into `files`.
+    pub fn with_snapshots(
+        mut self,
+        files: crate::snapshot::SnapshotFiles,
+        config: crate::snapshot::SnapshotConfig,
+    ) -> Self {
+        self.taker = Some(crate::snapshot::Taker::new(
+            self.store.clone(),
+            files,
+            config,
+        ));
+        self
+    }
+
+    /// The snapshots this node serves, if it takes any.
+    pub fn snapshot_files(&self) -> Option<crate::snapshot::SnapshotFiles> {
+        self.taker.as_ref().map(|t| t.files().clone())
+    }
+
+    /// The restorer of the snapshot connection, over this app's store and
+    /// mempool.
+    pub fn restorer(&self) -> crate::snapshot::Restorer {
+        let delay = self
+            .taker
+            .as_ref()
+            .map_or(0, |t| t.config().fault_restore_delay_ms);
+        crate::snapshot::Restorer::new(self.store.clone(), Some(self.mempool.clone()))
+            .with_chunk_delay(delay)
+    }
+
+    /// After a state-sync restore (which never calls InitChain) the app
+    /// knows no chain id or params until it reads them from the restored
+    /// store; the consensus actor calls this before each request.
+    pub fn reload_if_restored(&mut self) -> Result<(), AppError> {
+        if self.params.is_some() {
+            return Ok(());
+        }
+        let Some(params) = self.store.committed().params()? else {
+            return Ok(());
+        };
+        let info = self.store.commit_info()?;
+        self.mempool
+            .set_chain(info.chain_id.clone(), params.clone());
+        self.chain_id = info.chain_id;
+        self.params = Some(params);
+        self.evidence_age = self.store.meta_u64(crate::store::cf::meta::EVIDENCE_AGE)?;
+        tracing::info!(height = ?info.height, chain_id = %self.chain_id, "app loaded from restored state");
+        Ok(())
     }
     pub fn mempool(&self) -> Arc<Mempool> {
         self.mempool.clone()
@@ -199,9 +252,31 @@ impl App {
         app_state: &[u8],
         comet_validators: &[(Vec<u8>, u64)],
     ) -> Result<[u8; 32], AppError> {
+        self.init_chain_with(chain_id, genesis_time_ns, app_state, comet_validators, 0)
+    }
+
+    /// [`Self::init_chain`], recording CometBFT's evidence max age (from
+    /// InitChain's consensus params; 0 = unknown) in verifiable state and
+    /// in meta, so that Commit never lets CometBFT prune blocks younger
+    /// than that, on this node or on one restored from a snapshot.
+    pub fn init_chain_with(
+        &mut self,
+        chain_id: &str,
+        genesis_time_ns: i64,
+        app_state: &[u8],
+        comet_validators: &[(Vec<u8>, u64)],
+        evidence_age: u64,
+    ) -> Result<[u8; 32], AppError> {
         let state = AppState::parse(app_state)?;
         state.check_validator_set(comet_validators)?;
-        let changes = state.changes(genesis_time_ns)?;
+        let mut changes = state.changes(genesis_time_ns)?;
+        let facts = crate::keyspaces::chain::ChainFacts {
+            chain_id: chain_id.to_string(),
+            evidence_max_age_blocks: evidence_age,
+        };
+        for (k, v) in crate::keyspaces::chain::facts_rows(&facts) {
+            changes.state.insert(k, Some(v));
+        }
         let app_hash = self
             .store
             .commit_genesis(chain_id, genesis_time_ns, changes)?;
@@ -209,12 +284,15 @@ impl App {
         self.params = Some(state.params.clone());
         self.pending = None;
         self.mempool.set_chain(chain_id.to_string(), state.params);
+        if evidence_age > 0 {
+            self.set_evidence_age(evidence_age)?;
+        }
         Ok(app_hash)
     }
 
-    /// Records CometBFT's evidence max age (from InitChain's consensus
-    /// params): Commit never lets CometBFT prune blocks younger than that.
-    pub fn set_evidence_age(&mut self, blocks: u64) -> Result<(), AppError> {
+    /// Records CometBFT's evidence max age in meta: Commit never lets
+    /// CometBFT prune blocks younger than that.
+    fn set_evidence_age(&mut self, blocks: u64) -> Result<(), AppError> {
         self.store
             .put_meta_u64(crate::store::cf::meta::EVIDENCE_AGE, blocks)?;
         self.evidence_age = Some(blocks);
@@ -363,6 +441,9 @@ impl App {
         self.store.commit(pending.commit, self.config.prune)?;
         self.mempool.reset();
         self.notifier.committed(height, &pending.outcomes);
+        if let Some(t) = &self.taker {
+            t.committed(height);
+        }
         let retain_height = match (self.config.retain_blocks, self.evidence_age) {
             (0, _) | (_, None) => 0,
             (n, Some(age)) => height.saturating_sub(n.max(age)).max(1),

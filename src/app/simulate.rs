@@ -50,7 +50,7 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     let memo = BlockMemo::new(&params);
     let env = BlockEnv {
         height: height + 1,
-        time_ns: info.last_block_time_ns,
+        time_ns: info.block_time_ns()?,
         chain_id: &info.chain_id,
         params: &params,
         memo: &memo,

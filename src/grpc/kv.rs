@@ -151,7 +151,7 @@ impl KvService for KvServiceImpl {
         blocking(move || {
             let view = store.view();
             let ci = view.commit_info().map_err(internal)?;
-            let now = now_ms(ci.last_block_time_ns);
+            let now = now_ms(ci.block_time_ns().map_err(internal)?);
             let mut resp = kvdb_read(&view, &owner, now, &r).map_err(read_status)?;
             resp.height = ci.height.unwrap_or(0);
             Ok(Response::new(resp))

@@ -27,8 +27,13 @@ pub(crate) fn key32(field: &str, b: &[u8]) -> Result<[u8; 32], Status> {
         .map_err(|_| Status::invalid_argument(format!("{field} must be 32 bytes, got {}", b.len())))
 }
 
+/// A store error as a status: UNAVAILABLE while a restored node waits for
+/// its first block's time, INTERNAL (a node fault) otherwise.
 pub(crate) fn internal(e: StoreError) -> Status {
-    Status::internal(e.to_string())
+    match e {
+        StoreError::NoBlockTime { .. } => Status::unavailable(e.to_string()),
+        e => Status::internal(e.to_string()),
+    }
 }
 
 /// Runs a blocking store read off the async runtime, on the bounded

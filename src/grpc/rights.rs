@@ -51,7 +51,7 @@ pub fn check_access(
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
     }
     let info = view.commit_info().map_err(internal)?;
-    let now = block_secs(info.last_block_time_ns);
+    let now = block_secs(info.block_time_ns().map_err(internal)?);
     let (cid, ctx) = (&req.cid, &req.context);
     let areq = access::AccessRequest {
         cid,

@@ -33,11 +33,13 @@ macro_rules! domain_action {
 
 pub mod accounts;
 pub mod casbin;
+pub mod chain;
 mod ctx;
 pub mod deks;
 pub mod entitlements;
 pub mod grants;
 pub mod groups;
+pub mod index_rows;
 pub mod kv;
 pub mod params;
 pub mod policies;

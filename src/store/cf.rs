@@ -14,8 +14,13 @@ pub const STALE: &str = "stale";
 pub const JMT_KEYS: &str = "jmt_keys";
 /// Meta: height, app hash, chain id, schema version, earliest version.
 pub const META: &str = "meta";
+/// A state-sync restore's verified entries: key_hash → key length (u32
+/// BE) ‖ key ‖ value. Empty outside a restore.
+pub const RESTORE: &str = "restore";
 
-pub const ALL: [&str; 7] = [STATE, INDEX, JMT_NODES, JMT_VALUES, JMT_KEYS, STALE, META];
+pub const ALL: [&str; 8] = [
+    STATE, INDEX, JMT_NODES, JMT_VALUES, JMT_KEYS, STALE, META, RESTORE,
+];
 
 /// borsh(NodeKey) of the root of `version`: the version (u64 LE), then an
 /// empty nibble path (num_nibbles as u64 LE, then a u32 LE byte count).
@@ -37,6 +42,13 @@ pub mod meta {
     pub const LAST_BLOCK_TIME: &[u8] = b"last_block_time";
     /// CometBFT's evidence `max_age_num_blocks` from genesis.
     pub const EVIDENCE_AGE: &[u8] = b"evidence_max_age_blocks";
+    /// Set (to the height) while a state-sync restore is under way: a
+    /// store opened with it is wiped, so a restore cut short starts over.
+    pub const RESTORING: &[u8] = b"restoring";
+    /// Set (to the height) by a finished restore and cleared by the first
+    /// Commit after it: until then CometBFT may not have recorded the
+    /// restore, and a new offer may replace it.
+    pub const RESTORED: &[u8] = b"restored_unconfirmed";
 }
 
 /// Key of a versioned JMT value.
@@ -45,6 +57,16 @@ pub fn jmt_value_key(key_hash: &[u8; 32], version: u64) -> [u8; 40] {
     k[..32].copy_from_slice(key_hash);
     k[32..].copy_from_slice(&version.to_be_bytes());
     k
+}
+
+/// The key hash and version of a versioned-value key (`None` if it is not
+/// 40 bytes).
+pub fn split_jmt_value_key(k: &[u8]) -> Option<([u8; 32], u64)> {
+    let (kh, ver) = k.split_at_checked(32)?;
+    Some((
+        kh.try_into().ok()?,
+        u64::from_be_bytes(ver.try_into().ok()?),
+    ))
 }
 
 /// Prefix of the stale-node index for one version.
@@ -71,6 +93,12 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn versioned_value_keys_split_back(h in any::<[u8; 32]>(), v in any::<u64>()) {
+            prop_assert_eq!(split_jmt_value_key(&jmt_value_key(&h, v)), Some((h, v)));
+            prop_assert_eq!(split_jmt_value_key(&h), None);
+        }
+
         #[test]
         fn versioned_value_keys_sort_by_version(h in any::<[u8; 32]>(), a in any::<u64>(), b in any::<u64>()) {
             prop_assert_eq!(a.cmp(&b), jmt_value_key(&h, a).cmp(&jmt_value_key(&h, b)));

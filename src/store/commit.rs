@@ -142,6 +142,10 @@ impl ChainStore {
         if let Some(id) = chain_id {
             batch.put_cf(meta, cf::meta::CHAIN_ID, id.as_bytes());
         }
+        if info.height.is_some() && info.height == self.restored_unconfirmed()? {
+            // The first block after a restore: CometBFT has recorded it.
+            batch.delete_cf(meta, cf::meta::RESTORED);
+        }
         batch.put_cf(
             meta,
             cf::meta::LAST_BLOCK_TIME,
@@ -185,15 +189,14 @@ impl ChainStore {
         Ok(app_hash)
     }
 
-    /// Deletes every record of every column family (a genesis retried before block 1).
+    /// Deletes every record of every column family (a genesis retried
+    /// before block 1, or a state-sync restore starting over): one range
+    /// tombstone per column family, written synced.
     pub fn wipe(&self) -> Result<(), StoreError> {
         let mut batch = WriteBatch::default();
+        let end = [0xffu8; 256];
         for name in cf::ALL {
-            let h = handle(&self.db, name);
-            for item in self.db.iterator_cf(h, IteratorMode::Start) {
-                let (k, _) = item?;
-                batch.delete_cf(h, k);
-            }
+            batch.delete_range_cf(handle(&self.db, name), [].as_slice(), end.as_slice());
         }
         let mut opts = WriteOptions::default();
         opts.set_sync(true);
@@ -201,7 +204,7 @@ impl ChainStore {
         Ok(())
     }
 
-    fn write_changes(&self, batch: &mut WriteBatch, changes: &Changes) {
+    pub(super) fn write_changes(&self, batch: &mut WriteBatch, changes: &Changes) {
         debug_assert!(changes.counters.is_empty(), "counters resolve in prepare");
         let state = handle(&self.db, cf::STATE);
         for (k, v) in &changes.state {
@@ -225,7 +228,11 @@ impl ChainStore {
         }
     }
 
-    fn write_tree(&self, batch: &mut WriteBatch, tree: &TreeUpdateBatch) -> Result<(), StoreError> {
+    pub(super) fn write_tree(
+        &self,
+        batch: &mut WriteBatch,
+        tree: &TreeUpdateBatch,
+    ) -> Result<(), StoreError> {
         let nodes = handle(&self.db, cf::JMT_NODES);
         for (node_key, node) in tree.node_batch.nodes() {
             let k = borsh::to_vec(node_key)?;
@@ -260,7 +267,9 @@ impl ChainStore {
         if prune.keep_recent == 0 || prune.interval == 0 || !height.is_multiple_of(prune.interval) {
             return Ok(earliest);
         }
-        let new_earliest = height.saturating_sub(prune.keep_recent - 1);
+        let new_earliest = height
+            .saturating_sub(prune.keep_recent - 1)
+            .min(self.pinned());
         if new_earliest <= earliest {
             return Ok(earliest);
         }

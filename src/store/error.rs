@@ -26,6 +26,13 @@ pub enum StoreError {
          build that reads schema {found}"
     )]
     SchemaMismatch { found: u32, want: u32 },
+    /// Not a fault: a node restored from a snapshot knows no block time
+    /// until it commits its first block, so time-based answers wait.
+    #[error(
+        "no block time yet at height {height:?}: this node was restored from a snapshot and \
+         has not committed a block since; retry after the next block"
+    )]
+    NoBlockTime { height: Option<u64> },
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
     /// Not a fault: a tx's gas meter ran out during a read. It ends that tx

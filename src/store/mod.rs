@@ -20,6 +20,7 @@ pub mod db;
 mod error;
 mod overlay;
 mod query;
+mod restore;
 mod state;
 pub mod tree;
 mod view;
@@ -33,6 +34,7 @@ pub use commit::{PendingCommit, PruneConfig};
 pub use error::StoreError;
 pub use overlay::{Changes, MemState, Overlay};
 pub use query::ProvenValue;
+pub use restore::Derived;
 pub use state::{Space, StateRead, StateWrite};
 pub use view::View;
 
@@ -59,11 +61,14 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// `ReleaseRecord`s (was `releases/{flac_cid}`), with `release_versions/`,
 /// `releases_by_cid/` and the `releases_by_party/` index; `params/current`
 /// carries the release caps. Old releases are not migrated: a new chain.
+/// 11: `chain/id` and `chain/evidence_max_age_blocks` are in verifiable
+/// state (a store without them cannot be snapshotted for state sync), and
+/// the `restore` column family exists.
 /// A store of another version is refused at open,
 /// never read under the wrong layout. A new protobuf field is not a layout
 /// change (validator records' `client_endpoint`: a record without it reads
 /// as empty, and an empty one encodes to the same bytes as before).
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -73,13 +78,29 @@ pub struct CommitInfo {
     pub app_hash: Vec<u8>,
     pub chain_id: String,
     pub earliest_version: u64,
-    pub last_block_time_ns: i64,
+    /// The time of the last committed block. `None` on a node restored
+    /// from a snapshot until it commits its first block (a snapshot carries
+    /// state, not the header's time): time-based answers are refused then.
+    pub last_block_time_ns: Option<i64>,
+}
+
+impl CommitInfo {
+    /// The last block's time, or [`StoreError::NoBlockTime`] when this node
+    /// has not committed a block since it was restored from a snapshot.
+    pub fn block_time_ns(&self) -> Result<i64, StoreError> {
+        self.last_block_time_ns.ok_or(StoreError::NoBlockTime {
+            height: self.height,
+        })
+    }
 }
 
 /// Handle to the chain store. Cheap to clone; all clones share one RocksDB.
 #[derive(Clone)]
 pub struct ChainStore {
     db: Arc<DB>,
+    /// The oldest height pruning must keep (a snapshot being built reads
+    /// it); `u64::MAX` when nothing is pinned.
+    pinned: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ChainStore {
@@ -90,8 +111,12 @@ impl ChainStore {
 
     pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Self, StoreError> {
         let db = db::open(path, cache_bytes)?;
-        let store = ChainStore { db };
+        let store = ChainStore {
+            db,
+            pinned: Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX)),
+        };
         store.check_schema()?;
+        store.drop_unfinished_restore()?;
         Ok(store)
     }
 
@@ -114,6 +139,23 @@ impl ChainStore {
 
     pub fn db(&self) -> &Arc<DB> {
         &self.db
+    }
+
+    /// Keeps `height` from being pruned until [`Self::unpin`]: pruning then
+    /// stops at the pinned height whatever `keep_recent` says.
+    pub fn pin(&self, height: u64) {
+        self.pinned
+            .store(height, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Releases the pin of [`Self::pin`].
+    pub fn unpin(&self) {
+        self.pinned
+            .store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub(crate) fn pinned(&self) -> u64 {
+        self.pinned.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn meta_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {

@@ -52,7 +52,7 @@ impl<'a> View<'a> {
                 .map(|raw| String::from_utf8_lossy(&raw).into_owned())
                 .unwrap_or_default(),
             earliest_version: self.meta_u64(cf::meta::EARLIEST)?.unwrap_or(0),
-            last_block_time_ns: self.meta_u64(cf::meta::LAST_BLOCK_TIME)?.unwrap_or(0) as i64,
+            last_block_time_ns: self.meta_u64(cf::meta::LAST_BLOCK_TIME)?.map(|t| t as i64),
         })
     }
 

@@ -282,6 +282,17 @@ impl Localnet {
         c
     }
 
+    /// Starts `testnet/testnet ARGS` with `envs` added, output piped; the
+    /// caller waits for it.
+    pub fn script_spawn(&self, args: &[&str], envs: &[(&str, &str)]) -> std::process::Child {
+        let mut c = self.script_command(args);
+        c.envs(envs.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.spawn()
+            .unwrap_or_else(|e| panic!("running {} {args:?}: {e}", self.script.display()))
+    }
+
     /// Runs `testnet/testnet ARGS` and returns its output, whatever the exit status.
     pub fn script(&self, args: &[&str]) -> Output {
         self.script_command(args)

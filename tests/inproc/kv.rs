@@ -91,7 +91,7 @@ pub fn kvdb(db: &str, k: &str, op: KvdbOp) -> Action {
 
 /// Block time of the last commit, in ms (what queries read at).
 pub fn committed_ms(node: &Node) -> i64 {
-    now_ms(node.store.commit_info().unwrap().last_block_time_ns)
+    now_ms(node.store.commit_info().unwrap().block_time_ns().unwrap())
 }
 
 pub fn at<'a>(owner: &'a [u8; 32], db: &'a str, k: &'a str) -> At<'a> {

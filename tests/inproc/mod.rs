@@ -144,6 +144,7 @@ pub struct Node {
     checker: Option<std::thread::JoinHandle<()>>,
     mempool: Option<MempoolService>,
     info: InfoService,
+    snapshot: stave::abci::snapshot::SnapshotService,
 }
 
 /// Closes the services and joins their threads, so the store is closed
@@ -174,10 +175,15 @@ impl Node {
         let info = InfoService {
             store: store.clone(),
         };
+        let snapshot = stave::abci::snapshot::SnapshotService::new(
+            None,
+            stave::snapshot::Restorer::new(store.clone(), Some(app.mempool())),
+        );
         let (consensus, actor) = Consensus::spawn_with_handle(app);
         Node {
             path: path.to_path_buf(),
             info,
+            snapshot,
             store,
             consensus: Some(consensus),
             actor: Some(actor),
@@ -319,6 +325,20 @@ impl Node {
         {
             MempoolResponse::CheckTx(r) => r,
         }
+    }
+
+    /// A request on the snapshot connection.
+    pub async fn snapshot(
+        &mut self,
+        req: tendermint::v0_38::abci::SnapshotRequest,
+    ) -> tendermint::v0_38::abci::SnapshotResponse {
+        self.snapshot
+            .ready()
+            .await
+            .unwrap()
+            .call(req)
+            .await
+            .expect("the snapshot service never errs")
     }
 
     pub async fn info(&mut self) -> response::Info {

@@ -75,6 +75,11 @@ pub fn split_rules_by_sub_key(prefix: &[u8], key: &[u8]) -> Option<u32> {
     slot_after(prefix, key)
 }
 
+/// `casbin/rules/`: every model's rules (verifiable state).
+pub fn rules_root() -> &'static [u8] {
+    RULES
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@ pub mod measure;
 pub mod model;
 mod params;
 pub mod query;
+mod rebuild;
 pub mod rules;
 mod state;
 pub mod term;
@@ -43,6 +44,7 @@ pub use cache::Use as CacheUse;
 pub use error::CasbinError;
 pub use keys::{model_key, rule_key, rules_by_sub_key, rules_prefix, split_rule_key};
 pub use params::{CasbinParams, HARD_MODEL_PATTERN_WEIGHT, HARD_PATTERN_WEIGHT, MAX_VALUES};
+pub use rebuild::rebuild_index;
 pub use state::{CasbinRead, CasbinWrite};
 pub use types::{CasbinModel, ModelId, PType, Rule, MAX_NAME_BYTES};
 

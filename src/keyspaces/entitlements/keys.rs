@@ -66,12 +66,28 @@ pub fn entitlement_count_key(cid: &[u8]) -> Vec<u8> {
     k
 }
 
+/// The (cid, pubkey) of an `entitlements/{cid}/{pubkey}` key.
+pub fn split_entitlement_key(k: &[u8]) -> Option<(&[u8], [u8; 32])> {
+    let rest = k.strip_prefix(PREFIX)?;
+    let (len, rest) = rest.split_first()?;
+    let (cid, pubkey) = rest.split_at_checked(usize::from(*len))?;
+    Some((cid, pubkey.try_into().ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn entitlement_keys_split_back(cid in proptest::collection::vec(any::<u8>(), 1..80),
+                                       pk in any::<[u8; 32]>()) {
+            let k = entitlement_key(&cid, &pk);
+            prop_assert_eq!(split_entitlement_key(&k), Some((&cid[..], pk)));
+            prop_assert_eq!(split_entitlement_key(&k[..k.len() - 1]), None);
+        }
+
         #[test]
         fn cids_never_share_a_prefix(a in proptest::collection::vec(any::<u8>(), 1..60),
             b in proptest::collection::vec(any::<u8>(), 1..60), k in any::<[u8; 32]>()) {

@@ -7,6 +7,7 @@
 mod grant;
 mod keys;
 pub mod query;
+mod rebuild;
 mod revoke;
 pub mod scope;
 mod state;
@@ -17,5 +18,6 @@ pub use keys::{
     entitlement_by_key_key, entitlement_key, entitlements_by_key_prefix, entitlements_by_key_root,
     entitlements_cid_prefix, entitlements_prefix, owner_count_key,
 };
+pub use rebuild::rebuild_index;
 pub use revoke::RevokeEntitlement;
 pub use state::{entitlement_bytes, payer_of, EntitlementsRead, EntitlementsWrite};

@@ -57,12 +57,38 @@ pub fn grant_seq_key(validator: &[u8; 32]) -> Vec<u8> {
     k
 }
 
+/// `grants/`: every grant record (verifiable state).
+pub fn grants_root() -> &'static [u8] {
+    PREFIX
+}
+
+/// The (cid, consumer, period) of a `grants/{cid}/{consumer}/{period}` key.
+pub fn split_grant_key(k: &[u8]) -> Option<(&[u8], [u8; 32], u64)> {
+    let rest = k.strip_prefix(PREFIX)?;
+    let (len, rest) = rest.split_first()?;
+    let (cid, rest) = rest.split_at_checked(usize::from(*len))?;
+    let (consumer, period) = rest.split_at_checked(32)?;
+    Some((
+        cid,
+        consumer.try_into().ok()?,
+        u64::from_be_bytes(period.try_into().ok()?),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn grant_keys_split_back(cid in proptest::collection::vec(any::<u8>(), 1..80),
+                                 consumer in any::<[u8; 32]>(), period in any::<u64>()) {
+            let k = grant_key(&cid, &consumer, period);
+            prop_assert_eq!(split_grant_key(&k), Some((&cid[..], consumer, period)));
+            prop_assert_eq!(split_grant_key(&k[..k.len() - 1]), None);
+        }
+
         #[test]
         fn period_order_is_key_order(c in proptest::collection::vec(any::<u8>(), 1..40),
             k in any::<[u8; 32]>(), a in any::<u64>(), b in any::<u64>()) {

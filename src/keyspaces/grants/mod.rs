@@ -6,12 +6,14 @@
 //! period, not with plays. Written by `RecordGrant` and `RecordGrants`.
 
 mod keys;
+mod rebuild;
 mod record;
 
 pub use keys::{
     grant_by_key_key, grant_key, grant_rate_key, grant_seq_key, grants_by_key_prefix,
     grants_cid_prefix,
 };
+pub use rebuild::rebuild_index;
 pub use record::{period_start, RecordGrant, RecordGrants};
 
 use prost::Message;

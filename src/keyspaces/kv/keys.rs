@@ -276,12 +276,31 @@ pub fn history_root() -> &'static [u8] {
     HIST
 }
 
+/// The (owner, db, key) of a `kvdb/{owner}/{db}/{key}` key (a db name
+/// holds no `/`).
+pub fn split_kvdb_key(k: &[u8]) -> Option<([u8; 32], &str, &[u8])> {
+    let rest = k.strip_prefix(KVDB)?;
+    let (owner, rest) = rest.split_at_checked(32)?;
+    let rest = rest.strip_prefix(b"/")?;
+    let slash = rest.iter().position(|b| *b == b'/')?;
+    let db = std::str::from_utf8(rest.get(..slash)?).ok()?;
+    Some((owner.try_into().ok()?, db, rest.get(slash + 1..)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn kvdb_keys_split_back(owner in any::<[u8; 32]>(), db in "[a-z0-9_]{1,16}",
+                                key in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let k = kvdb_key(&owner, &db, &key);
+            prop_assert_eq!(split_kvdb_key(&k), Some((owner, db.as_str(), &key[..])));
+            prop_assert_eq!(split_kvdb_key(b"kvdb/short"), None);
+        }
+
         #[test]
         fn kv_keys_round_trip_and_keep_key_order(s in any::<[u8; 32]>(),
             a in proptest::collection::vec(any::<u8>(), 1..40),

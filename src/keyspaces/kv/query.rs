@@ -51,7 +51,7 @@ pub fn rendered(e: &KvEntry) -> Option<Vec<u8>> {
 /// committed block's time: an entry expired at or before it reads as absent,
 /// whether or not the GC has removed it yet.
 pub fn get(store: &View<'_>, signer: &[u8; 32], key: &[u8]) -> Result<Option<KvEntry>, StoreError> {
-    let now = now_ms(store.commit_info()?.last_block_time_ns);
+    let now = now_ms(store.commit_info()?.block_time_ns()?);
     Ok(store.kv_entry(signer, key)?.filter(|e| !e.expired(now)))
 }
 
@@ -70,7 +70,7 @@ pub fn list(
     limit: usize,
 ) -> Result<Page, StoreError> {
     let limit = limit.clamp(1, MAX_PAGE);
-    let now = now_ms(store.commit_info()?.last_block_time_ns);
+    let now = now_ms(store.commit_info()?.block_time_ns()?);
     let prefix = kv_prefix(signer);
     let mut cursor = (!start_after.is_empty()).then(|| kv_key(signer, start_after));
     let mut out = Vec::with_capacity(limit);

@@ -84,6 +84,11 @@ pub fn by_party_key(party: &str, id: &str) -> Vec<u8> {
     k
 }
 
+/// `releases/`: every release's current version (verifiable state).
+pub fn releases_root() -> &'static [u8] {
+    RELEASES
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

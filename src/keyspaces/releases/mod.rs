@@ -18,6 +18,7 @@
 mod keys;
 mod publish;
 pub mod query;
+mod rebuild;
 mod state;
 mod update;
 
@@ -26,4 +27,5 @@ pub use keys::{
     versions_prefix,
 };
 pub use publish::PublishRelease;
+pub use rebuild::rebuild_index;
 pub use state::{record_bytes, ReleasesRead, ReleasesWrite};

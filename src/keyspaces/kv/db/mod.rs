@@ -13,12 +13,14 @@ mod compat;
 pub mod gc;
 mod ops;
 pub mod query;
+mod rebuild;
 mod score;
 mod state;
 mod wire;
 
 pub use compat::{KvDelete, KvSet};
 pub use ops::{KvdbAction, KvdbOp};
+pub use rebuild::rebuild_index;
 pub use score::{format_score, parse_score};
 pub use state::{At, KvdbRead, KvdbWrite};
 

@@ -12,10 +12,12 @@ mod actions;
 pub mod client;
 mod format;
 pub mod query;
+mod rebuild;
 mod state;
 
 pub use actions::{KvTokenCreate, KvTokenDelete, KvTokenUpdate};
 pub use format::{check_key, check_protocol_id, check_tags, parse_tags};
+pub use rebuild::rebuild_index;
 pub use state::{postings, StoredToken, TokenRead, TokenWrite, Tuple, POSTING_BYTES};
 
 use sha2::{Digest, Sha256};
