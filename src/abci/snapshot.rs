@@ -111,8 +111,7 @@ fn offer_response(
     }
 }
 
-/// `sender` as `reject_senders` (CometBFT leaves it empty for a chunk it
-/// holds from before a restart).
+/// `sender` as `reject_senders` (none when CometBFT names no sender).
 fn senders_of(sender: &str) -> Vec<String> {
     match sender.is_empty() {
         true => vec![],

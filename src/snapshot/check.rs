@@ -60,12 +60,9 @@ pub enum RestoreError {
 impl RestoreError {
     /// The sender's bytes are not what the metadata names: fetch them again
     /// from someone else. Any other chunk error means the snapshot itself
-    /// is bad (its metadata pins those bytes).
+    /// is bad (its metadata pins those bytes, an oversize chunk included).
     pub fn is_bad_bytes(&self) -> bool {
-        matches!(
-            self,
-            RestoreError::Oversize { .. } | RestoreError::ChunkHash { .. }
-        )
+        matches!(self, RestoreError::ChunkHash { .. })
     }
 }
 
@@ -122,12 +119,6 @@ pub fn chunk(e: &Expect<'_>, index: u32, bytes: &[u8]) -> Result<(Rows, Hash), R
             want: e.index,
         });
     }
-    if bytes.len() > MAX_CHUNK_BYTES {
-        return Err(RestoreError::Oversize {
-            index,
-            len: bytes.len(),
-        });
-    }
     let want = e
         .meta
         .chunk_hashes
@@ -139,6 +130,12 @@ pub fn chunk(e: &Expect<'_>, index: u32, bytes: &[u8]) -> Result<(Rows, Hash), R
             index,
             got: hex::encode(chunk_hash(bytes)),
             want: hex::encode(want),
+        });
+    }
+    if bytes.len() > MAX_CHUNK_BYTES {
+        return Err(RestoreError::Oversize {
+            index,
+            len: bytes.len(),
         });
     }
     let c = Chunk::decode(bytes).map_err(|source| RestoreError::Decode { index, source })?;

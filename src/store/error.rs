@@ -1,9 +1,11 @@
 use thiserror::Error;
 
-/// Errors of the chain store. Every one of these is a node fault (disk,
+/// Errors of the chain store. All but two are node faults (disk,
 /// corruption, a broken invariant), never the fault of a transaction: the
 /// consensus path treats them as fatal rather than as a tx result, because
 /// turning them into a result would let one node's disk fork the chain.
+/// The two that are not: `OutOfGas` (ends its tx) and `NoBlockTime` (a
+/// query on a freshly restored node, answered UNAVAILABLE).
 #[derive(Debug, Error)]
 pub enum StoreError {
     #[error("rocksdb: {0}")]

@@ -66,11 +66,23 @@ impl Default for Params {
     }
 }
 
+/// The largest `max_tx_bytes`: a state value is at most a tx's size, and
+/// one must fit in a state-sync chunk with its proof
+/// ([`crate::snapshot::CHUNK_BYTES`]).
+pub const MAX_TX_BYTES_CEILING: u64 = crate::snapshot::CHUNK_BYTES as u64;
+
 impl Params {
     /// Rejects parameters no network could run with.
     pub fn validate(&self) -> Result<(), String> {
         if self.max_tx_bytes == 0 || self.max_actions_per_tx == 0 {
             return Err("max_tx_bytes and max_actions_per_tx must be positive".into());
+        }
+        if self.max_tx_bytes > MAX_TX_BYTES_CEILING {
+            return Err(format!(
+                "max_tx_bytes {} is over {MAX_TX_BYTES_CEILING}: a value that large could not \
+                 fit in one state-sync chunk",
+                self.max_tx_bytes
+            ));
         }
         if self.max_keys_per_tx <= self.governance.max_keys_per_action {
             return Err(format!(
@@ -146,5 +158,25 @@ impl TryFrom<pb::Params> for Params {
         };
         params.validate()?;
         Ok(params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_tx_bytes_must_leave_every_value_room_in_a_chunk() {
+        let mut p = Params {
+            max_tx_bytes: MAX_TX_BYTES_CEILING,
+            ..Params::default()
+        };
+        assert_eq!(p.validate(), Ok(()));
+        p.max_tx_bytes += 1;
+        let e = p.validate().unwrap_err();
+        assert!(
+            e.contains(&format!("max_tx_bytes {}", MAX_TX_BYTES_CEILING + 1)),
+            "{e}"
+        );
     }
 }
