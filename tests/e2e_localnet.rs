@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::localnet::{binaries, Localnet, LocalnetConfig, Proc};
+use common::localnet::{binaries, sample, Localnet, LocalnetConfig, Proc};
 use ed25519_dalek::SigningKey;
 use prost::Message;
 use stave::client::StaveClient;
@@ -445,12 +445,6 @@ async fn step_3_app_hashes_agree_and_every_node_serves_every_value(net: &Localne
     assert_state_everywhere(net, accts).await;
     assert_abci_metrics(net).await;
     done(name, t);
-}
-
-/// The value of an unlabelled sample `name` in Prometheus text.
-fn sample(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 /// After step 2's txs, every node has timed its consensus calls and batched

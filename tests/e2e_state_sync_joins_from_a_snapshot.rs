@@ -106,12 +106,6 @@ fn snapshot_heights(net: &Localnet, node: usize) -> Vec<u64> {
     hs
 }
 
-fn metric(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-}
-
 /// What a client reads from `node`: writer kv entries, tokens by tag
 /// (index), and the sorted set by score (index).
 async fn reads(net: &Localnet, node: usize) -> Result<String, String> {
@@ -331,8 +325,8 @@ async fn a_fifth_node_state_syncs_is_killed_mid_restore_and_joins() {
 
     // 4. It really state-synced.
     let m = net.metrics(NEW).await.unwrap_or_else(|e| net.fail(&e));
-    let restored = metric(&m, "stave_restored_height").unwrap_or(0.0) as u64;
-    let first = metric(&m, "stave_first_finalized_height").unwrap_or(0.0) as u64;
+    let restored = sample(&m, "stave_restored_height").unwrap_or(0.0) as u64;
+    let first = sample(&m, "stave_first_finalized_height").unwrap_or(0.0) as u64;
     assert!(restored >= TARGET, "restored height {restored}");
     assert!(
         first > restored,

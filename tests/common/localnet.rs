@@ -29,6 +29,12 @@ use stave::proto::query::{
     AccountRequest, KvGetRequest, KvListRequest, StatusRequest, StatusResponse,
 };
 
+/// The value of the unlabelled metric `name` in Prometheus text.
+pub fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
 /// How often wait loops poll.
 pub const POLL: Duration = Duration::from_millis(200);
 
