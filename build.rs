@@ -18,6 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/local/v1/local.proto",
         "proto/stave/peer/v1/peer.proto",
         "proto/stave/snapshot/v1/snapshot.proto",
+        "proto/stave/proof/v1/proof.proto",
     ];
     for p in &protos {
         println!("cargo:rerun-if-changed={p}");

@@ -93,6 +93,7 @@ fn write_batch(store: &ChainStore, height: u64, from: u64, to: u64, tags: u64, c
             spent_height: 0,
             spent_by: None,
             op: Op::Create as u32,
+            replaces: None,
         };
         o.put_stored_token(&stored);
         o.reindex(None, Some((&stored, &post)));

@@ -71,6 +71,7 @@ pub mod gas;
 pub mod grpc;
 pub mod keyfile;
 pub mod keyspaces;
+pub mod light;
 pub mod local;
 /// The `stave-media` crate (crates/media), under its old path.
 pub use stave_media as media;
@@ -78,6 +79,7 @@ pub mod metrics;
 pub mod net;
 pub mod node;
 pub mod par;
+pub mod proof;
 pub mod proto;
 pub mod snapshot;
 pub mod store;

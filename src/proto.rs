@@ -61,6 +61,11 @@ pub mod stave {
             tonic::include_proto!("stave.content.v1");
         }
     }
+    pub mod proof {
+        pub mod v1 {
+            tonic::include_proto!("stave.proof.v1");
+        }
+    }
     pub mod snapshot {
         pub mod v1 {
             tonic::include_proto!("stave.snapshot.v1");
@@ -84,6 +89,8 @@ pub use self::stave::kv::v1 as kv;
 pub use self::stave::local::v1 as local;
 /// `stave.peer.v1`: the validator-to-validator service.
 pub use self::stave::peer::v1 as peer;
+/// `stave.proof.v1`: the proofs that ride on verified reads.
+pub use self::stave::proof::v1 as proof;
 /// `stave.query.v1`: the query gRPC service.
 pub use self::stave::query::v1 as query;
 /// `stave.rights.v1`: content and rights actions, records and the rights service.

@@ -453,6 +453,7 @@ async fn churn(net: &Localnet, cid: &[u8]) {
             .governance
             .validator(stave::proto::governance::ValidatorRequest {
                 operator_key: member.clone(),
+                ..Default::default()
             })
             .await
             .expect("Validator")

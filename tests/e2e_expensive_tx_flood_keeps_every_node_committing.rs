@@ -180,6 +180,7 @@ async fn nonce(n: &Net<'_>, node: usize, key: &SigningKey) -> u64 {
     c.query
         .account(AccountRequest {
             pubkey: set_key(key),
+            ..Default::default()
         })
         .await
         .map(|r| r.into_inner().nonce)

@@ -215,6 +215,7 @@ async fn e2e_releases_and_deals() {
             cid: cids()[2].clone(),
             cursor: Vec::new(),
             limit: 0,
+            ..Default::default()
         })
         .await
         .expect("by cid")

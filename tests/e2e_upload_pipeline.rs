@@ -92,7 +92,10 @@ async fn upload_on(net: &Localnet, i: usize, flac_cid: &[u8]) -> pb::Upload {
         async move {
             let r = c
                 .rights
-                .get_upload(pb::CidRequest { cid })
+                .get_upload(pb::CidRequest {
+                    cid,
+                    ..Default::default()
+                })
                 .await
                 .map_err(|e| e.to_string())?
                 .into_inner();
@@ -268,6 +271,7 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
         .rights
         .get_dek(pb::CidRequest {
             cid: flac_cid.clone(),
+            ..Default::default()
         })
         .await
         .expect("GetDek")

@@ -44,6 +44,7 @@ async fn governance_queries_list_groups_takedowns_and_flags() {
     let g = svc
         .group(Request::new(gpb::GroupRequest {
             group_id: GROUP.into(),
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -56,6 +57,7 @@ async fn governance_queries_list_groups_takedowns_and_flags() {
     let none = svc
         .group(Request::new(gpb::GroupRequest {
             group_id: "nope".into(),
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -90,6 +92,7 @@ async fn governance_queries_list_groups_takedowns_and_flags() {
     let t = svc
         .takedown(Request::new(gpb::GetTakedownRequest {
             cid: label_cid(CID),
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -104,6 +107,7 @@ async fn governance_queries_list_groups_takedowns_and_flags() {
     let none = svc
         .takedown(Request::new(gpb::GetTakedownRequest {
             cid: b"other".to_vec(),
+            ..Default::default()
         }))
         .await
         .unwrap()

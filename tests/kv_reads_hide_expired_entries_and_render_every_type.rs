@@ -37,6 +37,7 @@ async fn get(svc: &QueryServiceImpl, k: &str) -> Result<KvGetResponse, tonic::St
     svc.kv_get(Request::new(KvGetRequest {
         signer: owner(1).to_vec(),
         key: k.as_bytes().to_vec(),
+        ..Default::default()
     }))
     .await
     .map(|r| r.into_inner())

@@ -108,7 +108,10 @@ async fn policy_type(net: &Localnet, node: usize, cid: &[u8]) -> Option<pb::Poli
     let mut c = net.client(node).await;
     let r = c
         .rights
-        .get_policy(pb::CidRequest { cid: cid.to_vec() })
+        .get_policy(pb::CidRequest {
+            cid: cid.to_vec(),
+            ..Default::default()
+        })
         .await
         .expect("GetPolicy")
         .into_inner();

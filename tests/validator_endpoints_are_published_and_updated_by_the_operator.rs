@@ -30,6 +30,7 @@ async fn published(c: &Chain, op: u8) -> Option<(String, String, String)> {
     let r = svc
         .validator(Request::new(gpb::ValidatorRequest {
             operator_key: pubkey(op).to_vec(),
+            ..Default::default()
         }))
         .await
         .unwrap()

@@ -241,6 +241,7 @@ async fn endpoints_action(
                 .governance
                 .validator(pb::ValidatorRequest {
                     operator_key: op.to_vec(),
+                    ..Default::default()
                 })
                 .await?
                 .into_inner();
@@ -320,6 +321,7 @@ pub async fn run_query(q: GovernanceQuery, out: Output) -> anyhow::Result<()> {
                 .governance
                 .validator(pb::ValidatorRequest {
                     operator_key: hex32(&operator)?.to_vec(),
+                    ..Default::default()
                 })
                 .await?
                 .into_inner();

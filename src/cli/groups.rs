@@ -100,7 +100,13 @@ pub async fn run_query(q: GroupsQuery, out: Output) -> anyhow::Result<()> {
     let g = &mut c.governance;
     let v = match q {
         GroupsQuery::Group { group_id, .. } => {
-            let r = g.group(pb::GroupRequest { group_id }).await?.into_inner();
+            let r = g
+                .group(pb::GroupRequest {
+                    group_id,
+                    ..Default::default()
+                })
+                .await?
+                .into_inner();
             json!({"height": r.height, "found": r.found, "group": r.group.as_ref().map(group_json)})
         }
         GroupsQuery::List { page, .. } => {
@@ -115,7 +121,10 @@ pub async fn run_query(q: GroupsQuery, out: Output) -> anyhow::Result<()> {
         GroupsQuery::Takedown { cid, .. } => {
             let cid = hex::decode(&cid).map_err(|e| anyhow::anyhow!("cid {cid:?}: {e}"))?;
             let r = g
-                .takedown(pb::GetTakedownRequest { cid })
+                .takedown(pb::GetTakedownRequest {
+                    cid,
+                    ..Default::default()
+                })
                 .await?
                 .into_inner();
             json!({"height": r.height, "found": r.found, "takedown": r.takedown.as_ref().map(takedown_json)})

@@ -204,19 +204,41 @@ fn token_json(t: &TokenView) -> serde_json::Value {
     json!({"token_id": hex::encode(&t.token_id), "protocol_id": tok.protocol_id, "key": tok.key,
         "value": String::from_utf8_lossy(&tok.value), "controller": tok.controller, "tags": tok.tags,
         "signature": hex::encode(&tok.signature), "generation": t.generation,
-        "created_height": t.created_height, "spent_height": t.spent_height})
+        "created_height": t.created_height, "spent_height": t.spent_height,
+        "op": t.op, "replaces": hex::encode(&t.replaces)})
 }
 
 /// `stave query kv tokens`.
-pub async fn query_tokens(node: &str, req: LookupRequest, out: Output) -> anyhow::Result<()> {
+pub async fn query_tokens(
+    node: &str,
+    req: LookupRequest,
+    v: &super::verify::VerifyArgs,
+    out: Output,
+) -> anyhow::Result<()> {
     let r = StaveClient::connect(node)
         .await?
         .kv
-        .lookup(req)
+        .lookup(req.clone())
         .await?
         .into_inner();
+    let ok = v.check(&req, &r, crate::grpc::answers::lookup).await?;
+    if let Some(ok) = &ok {
+        // The proof covers what the chain holds; the signature says the
+        // controller wrote it, under the verified chain id.
+        for t in &r.tokens {
+            crate::keyspaces::kv::token::client::verify_token(&ok.chain_id, t).map_err(|e| {
+                anyhow::anyhow!(
+                    "verification failed: token {}: {e}",
+                    hex::encode(&t.token_id)
+                )
+            })?;
+        }
+    }
     let tokens: Vec<_> = r.tokens.iter().map(token_json).collect();
-    out.print(&json!({"tokens": tokens, "height": r.height}));
+    out.print(&super::verify::with_verified(
+        json!({"tokens": tokens, "height": r.height}),
+        ok,
+    ));
     Ok(())
 }
 

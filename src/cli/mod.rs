@@ -22,6 +22,7 @@ mod rights;
 mod rights_query;
 mod transcode_worker;
 mod tx;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,9 +65,12 @@ pub enum Command {
     /// Sign and submit transactions over gRPC.
     #[command(subcommand)]
     Tx(tx::TxCmd),
-    /// Read state over gRPC.
+    /// Read state over gRPC (`--verify`: check it against verified headers).
     #[command(subcommand)]
     Query(query::QueryCmd),
+    /// The light client's trust root for `--verify` reads.
+    #[command(subcommand)]
+    Light(verify::LightCmd),
     /// Upload audio to a validator and follow upload jobs.
     #[command(subcommand)]
     Content(content::ContentCmd),
@@ -132,6 +136,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(c) => keys::run(c, out),
         Command::Tx(c) => tx::run(c, out).await,
         Command::Query(c) => query::run(c, out).await,
+        Command::Light(c) => verify::run_light(c, out).await,
         Command::Content(c) => content::run(c, out).await,
         Command::Release(c) => release::run(c, out).await,
         Command::Loadtest(a) => loadtest::run(a, out).await,

@@ -2,8 +2,10 @@
 
 use serde_json::json;
 
+use super::verify::{with_verified, VerifyArgs};
 use super::{keys, tx::arg_bytes, Output};
 use crate::client::StaveClient;
+use crate::grpc::answers;
 use crate::proto::query::{AccountRequest, KvGetRequest, KvListRequest, StatusRequest};
 
 #[derive(clap::Subcommand, Debug)]
@@ -21,6 +23,8 @@ pub enum QueryCmd {
         node: String,
         #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
         keyring_dir: String,
+        #[command(flatten)]
+        v: VerifyArgs,
     },
     /// kv reads.
     #[command(subcommand)]
@@ -60,6 +64,8 @@ pub enum KvQuery {
         protocol_id: String,
         #[arg(long = "tag")]
         tags: Vec<String>,
+        #[command(flatten)]
+        v: VerifyArgs,
         /// all or any
         #[arg(long, default_value = "all")]
         mode: String,
@@ -97,6 +103,8 @@ pub enum KvQuery {
         hex: bool,
         #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
         keyring_dir: String,
+        #[command(flatten)]
+        v: VerifyArgs,
     },
     /// One page of SIGNER's entries.
     List {
@@ -152,6 +160,7 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
             skip,
             sort,
             node,
+            v,
         }) => {
             let req = crate::proto::kv::LookupRequest {
                 key,
@@ -162,8 +171,9 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
                 limit,
                 skip,
                 sort_order: sort,
+                prove: v.verify,
             };
-            super::kv::query_tokens(&node, req, out).await?;
+            super::kv::query_tokens(&node, req, &v, out).await?;
         }
         QueryCmd::Kv(KvQuery::History {
             key,
@@ -201,18 +211,22 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
             who,
             node,
             keyring_dir,
+            v,
         } => {
             let pubkey = resolve_pubkey(&who, &keyring_dir)?;
+            let req = AccountRequest {
+                pubkey: pubkey.clone(),
+                prove: v.verify,
+            };
             let a = StaveClient::connect(&node)
                 .await?
                 .query
-                .account(AccountRequest {
-                    pubkey: pubkey.clone(),
-                })
+                .account(req.clone())
                 .await?
                 .into_inner();
-            out.print(&json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce, "next_nonce": a.next_nonce,
-                "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes, "quota": a.quota, "height": a.height}));
+            let ok = v.check(&req, &a, answers::account).await?;
+            out.print(&with_verified(json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce, "next_nonce": a.next_nonce,
+                "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes, "quota": a.quota, "height": a.height}), ok));
         }
         QueryCmd::Kv(KvQuery::Get {
             signer,
@@ -220,19 +234,22 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
             node,
             hex,
             keyring_dir,
+            v,
         }) => {
             let signer = resolve_pubkey(&signer, &keyring_dir)?;
             let req = KvGetRequest {
                 signer,
                 key: arg_bytes(&key, hex)?,
+                prove: v.verify,
             };
             let r = StaveClient::connect(&node)
                 .await?
                 .query
-                .kv_get(req)
+                .kv_get(req.clone())
                 .await?
                 .into_inner();
-            out.print(&json!({"found": r.found, "kind": r.kind, "value": show(&r.value, hex), "updated_height": r.updated_height, "height": r.height}));
+            let ok = v.check(&req, &r, answers::kv_get).await?;
+            out.print(&with_verified(json!({"found": r.found, "kind": r.kind, "value": show(&r.value, hex), "updated_height": r.updated_height, "height": r.height}), ok));
             anyhow::ensure!(r.found, "key not found");
         }
         QueryCmd::Kv(KvQuery::List {

@@ -232,8 +232,10 @@ pub async fn query_release(a: ReleaseQuery, out: Output) -> anyhow::Result<()> {
     let id = normalise_id(&a.id);
     let req = pb::ReleaseRequest {
         release_id: id.clone(),
+        prove: a.q.v.verify,
     };
     if a.versions {
+        anyhow::ensure!(!a.q.v.verify, "--verify: --versions is not a proven read");
         let mut all = Vec::new();
         let mut cursor = Vec::new();
         let height = loop {
@@ -252,17 +254,33 @@ pub async fn query_release(a: ReleaseQuery, out: Output) -> anyhow::Result<()> {
         out.print(&json!({"release_id": id, "versions": all, "height": height}));
         return Ok(());
     }
-    let r = c.rights.get_release(req).await?.into_inner();
+    let r = c.rights.get_release(req.clone()).await?.into_inner();
+    let ok =
+        a.q.v
+            .check(&req, &r, crate::grpc::answers::get_release)
+            .await?;
     let Some(rec) = r.release.filter(|_| r.found) else {
         anyhow::bail!("release {id} not found at height {}", r.height);
     };
     let m = rec.message.clone().unwrap_or_default();
     if a.ern {
+        if let Some(ok) = &ok {
+            eprintln!(
+                "verified at height {} (app hash {})",
+                ok.height, ok.app_hash
+            );
+        }
         print!("{}", xml::export(&m));
     } else if a.deals {
-        out.print(&json!({"release_id": id, "deals": deals_json(&m), "height": r.height}));
+        out.print(&super::verify::with_verified(
+            json!({"release_id": id, "deals": deals_json(&m), "height": r.height}),
+            ok,
+        ));
     } else {
-        out.print(&json!({"release": record_json(&rec), "height": r.height}));
+        out.print(&super::verify::with_verified(
+            json!({"release": record_json(&rec), "height": r.height}),
+            ok,
+        ));
     }
     Ok(())
 }
@@ -270,14 +288,24 @@ pub async fn query_release(a: ReleaseQuery, out: Output) -> anyhow::Result<()> {
 pub async fn query_releases(a: ReleasesQuery, out: Output) -> anyhow::Result<()> {
     let mut c = StaveClient::connect(&a.q.node).await?;
     let cursor = unhex("cursor", &a.p.cursor)?;
+    let mut ok = None;
     let r = match (a.cid, a.party) {
         (Some(cid), _) => {
             let req = pb::ListByCidRequest {
                 cid: unhex("cid", &cid)?,
                 cursor,
                 limit: a.p.limit,
+                prove: a.q.v.verify,
             };
-            c.rights.releases_by_cid(req).await?.into_inner()
+            let r = c.rights.releases_by_cid(req.clone()).await?.into_inner();
+            ok =
+                a.q.v
+                    .check(&req, &r, crate::grpc::answers::releases_by_cid)
+                    .await?;
+            r
+        }
+        (None, Some(_)) if a.q.v.verify => {
+            anyhow::bail!("--verify: --party reads an index only, not a proven read")
         }
         (None, Some(party)) => {
             let req = pb::ListByPartyRequest {
@@ -290,8 +318,9 @@ pub async fn query_releases(a: ReleasesQuery, out: Output) -> anyhow::Result<()>
         (None, None) => anyhow::bail!("give --cid or --party"),
     };
     let v: Vec<Value> = r.releases.iter().map(record_json).collect();
-    out.print(
-        &json!({"releases": v, "next_cursor": hex::encode(r.next_cursor), "height": r.height}),
-    );
+    out.print(&super::verify::with_verified(
+        json!({"releases": v, "next_cursor": hex::encode(r.next_cursor), "height": r.height}),
+        ok,
+    ));
     Ok(())
 }

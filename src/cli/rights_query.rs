@@ -6,8 +6,10 @@ use serde_json::{json, Value};
 
 use super::query::resolve_pubkey;
 use super::rights::unhex;
+use super::verify::{with_verified, VerifyArgs};
 use super::{keys, Output};
 use crate::client::StaveClient;
+use crate::grpc::answers;
 use crate::proto::rights as pb;
 
 #[derive(Args, Debug, Clone)]
@@ -16,6 +18,8 @@ pub struct QOpts {
     pub node: String,
     #[arg(long, env = "STAVE_KEYRING", default_value_t = keys::default_keyring())]
     pub keyring_dir: String,
+    #[command(flatten)]
+    pub v: VerifyArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -140,7 +144,7 @@ fn list_req(cid_or_key: Vec<u8>, p: &PageOpts) -> anyhow::Result<(Vec<u8>, Vec<u
 }
 
 pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
-    let node = match &cmd {
+    let node: QOpts = match &cmd {
         RightsQuery::Upload { q, .. }
         | RightsQuery::Dek { q, .. }
         | RightsQuery::Policy { q, .. }
@@ -150,95 +154,133 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
         | RightsQuery::GrantsByCid { q, .. }
         | RightsQuery::GrantsByKey { q, .. }
         | RightsQuery::UnderReplicated { q, .. }
-        | RightsQuery::CheckAccess { q, .. } => q.node.clone(),
+        | RightsQuery::CheckAccess { q, .. } => q.clone(),
     };
-    let mut c = StaveClient::connect(&node).await?.rights;
+    let vf = node.v.clone();
+    let mut c = StaveClient::connect(&node.node).await?.rights;
     let v = match cmd {
         RightsQuery::Upload { cid, .. } => {
-            let r = c
-                .get_upload(pb::CidRequest {
-                    cid: unhex("cid", &cid)?,
-                })
-                .await?
-                .into_inner();
-            json!({"found": r.found, "upload": r.upload.as_ref().map(upload_json), "height": r.height})
+            let req = pb::CidRequest {
+                cid: unhex("cid", &cid)?,
+                prove: vf.verify,
+            };
+            let r = c.get_upload(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::get_upload).await?;
+            with_verified(
+                json!({"found": r.found, "upload": r.upload.as_ref().map(upload_json), "height": r.height}),
+                ok,
+            )
         }
         RightsQuery::Dek { cid, .. } => {
-            let r = c
-                .get_dek(pb::CidRequest {
-                    cid: unhex("cid", &cid)?,
-                })
-                .await?
-                .into_inner();
+            let req = pb::CidRequest {
+                cid: unhex("cid", &cid)?,
+                prove: vf.verify,
+            };
+            let r = c.get_dek(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::get_dek).await?;
             let d = r.dek.unwrap_or_default();
-            json!({"found": r.found, "wrapped_dek": hex::encode(d.wrapped_dek),
-                "ephemeral_pubkey": hex::encode(d.ephemeral_pubkey), "uploader": hex::encode(d.uploader_pubkey), "height": r.height})
+            with_verified(
+                json!({"found": r.found, "wrapped_dek": hex::encode(d.wrapped_dek),
+                "ephemeral_pubkey": hex::encode(d.ephemeral_pubkey), "uploader": hex::encode(d.uploader_pubkey), "height": r.height}),
+                ok,
+            )
         }
         RightsQuery::Policy { cid, .. } => {
-            let r = c
-                .get_policy(pb::CidRequest {
-                    cid: unhex("cid", &cid)?,
-                })
-                .await?
-                .into_inner();
+            let req = pb::CidRequest {
+                cid: unhex("cid", &cid)?,
+                prove: vf.verify,
+            };
+            let r = c.get_policy(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::get_policy).await?;
             let p = r.policy.unwrap_or_default();
             let t = pb::PolicyType::try_from(p.r#type)
                 .map(|t| t.as_str_name())
                 .unwrap_or("?");
-            json!({"found": r.found, "type": t, "casbin_model_id": p.casbin_model_id,
-                "script_cid": hex::encode(p.script_cid), "set_by": hex::encode(p.owner_pubkey), "height": r.height})
+            with_verified(
+                json!({"found": r.found, "type": t, "casbin_model_id": p.casbin_model_id,
+                "script_cid": hex::encode(p.script_cid), "set_by": hex::encode(p.owner_pubkey), "height": r.height}),
+                ok,
+            )
         }
         RightsQuery::Entitlement { cid, pubkey, q } => {
             let req = pb::EntitlementRequest {
                 cid: unhex("cid", &cid)?,
                 pubkey: resolve_pubkey(&pubkey, &q.keyring_dir)?,
+                prove: vf.verify,
             };
-            let r = c.get_entitlement(req).await?.into_inner();
-            json!({"found": r.found, "entitlement": r.entitlement.as_ref().map(entitlement_json), "height": r.height})
+            let r = c.get_entitlement(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::get_entitlement).await?;
+            with_verified(
+                json!({"found": r.found, "entitlement": r.entitlement.as_ref().map(entitlement_json), "height": r.height}),
+                ok,
+            )
         }
         RightsQuery::EntitlementsByCid { cid, p, .. } => {
             let (cid, cursor, limit) = list_req(unhex("cid", &cid)?, &p)?;
-            let r = c
-                .entitlements_by_cid(pb::ListByCidRequest { cid, cursor, limit })
-                .await?
-                .into_inner();
-            json!({"entitlements": r.entitlements.iter().map(entitlement_json).collect::<Vec<_>>(),
-                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+            let req = pb::ListByCidRequest {
+                cid,
+                cursor,
+                limit,
+                prove: vf.verify,
+            };
+            let r = c.entitlements_by_cid(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::entitlements_by_cid).await?;
+            with_verified(
+                json!({"entitlements": r.entitlements.iter().map(entitlement_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height}),
+                ok,
+            )
         }
         RightsQuery::EntitlementsByKey { pubkey, p, q } => {
             let (pubkey, cursor, limit) = list_req(resolve_pubkey(&pubkey, &q.keyring_dir)?, &p)?;
-            let r = c
-                .entitlements_by_key(pb::ListByKeyRequest {
-                    pubkey,
-                    cursor,
-                    limit,
-                })
-                .await?
-                .into_inner();
-            json!({"entitlements": r.entitlements.iter().map(entitlement_json).collect::<Vec<_>>(),
-                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+            let req = pb::ListByKeyRequest {
+                pubkey,
+                cursor,
+                limit,
+                prove: vf.verify,
+            };
+            let r = c.entitlements_by_key(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::entitlements_by_key).await?;
+            with_verified(
+                json!({"entitlements": r.entitlements.iter().map(entitlement_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height}),
+                ok,
+            )
         }
         RightsQuery::GrantsByCid { cid, p, .. } => {
             let (cid, cursor, limit) = list_req(unhex("cid", &cid)?, &p)?;
-            let r = c
-                .grants_by_cid(pb::ListByCidRequest { cid, cursor, limit })
-                .await?
-                .into_inner();
-            json!({"grants": r.grants.iter().map(grant_json).collect::<Vec<_>>(),
-                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+            let req = pb::ListByCidRequest {
+                cid,
+                cursor,
+                limit,
+                prove: vf.verify,
+            };
+            let r = c.grants_by_cid(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::grants_by_cid).await?;
+            with_verified(
+                json!({"grants": r.grants.iter().map(grant_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height}),
+                ok,
+            )
         }
         RightsQuery::GrantsByKey { pubkey, p, q } => {
             let (pubkey, cursor, limit) = list_req(resolve_pubkey(&pubkey, &q.keyring_dir)?, &p)?;
-            let r = c
-                .grants_by_key(pb::ListByKeyRequest {
-                    pubkey,
-                    cursor,
-                    limit,
-                })
-                .await?
-                .into_inner();
-            json!({"grants": r.grants.iter().map(grant_json).collect::<Vec<_>>(),
-                "next_cursor": hex::encode(r.next_cursor), "height": r.height})
+            let req = pb::ListByKeyRequest {
+                pubkey,
+                cursor,
+                limit,
+                prove: vf.verify,
+            };
+            let r = c.grants_by_key(req.clone()).await?.into_inner();
+            let ok = vf.check(&req, &r, answers::grants_by_key).await?;
+            with_verified(
+                json!({"grants": r.grants.iter().map(grant_json).collect::<Vec<_>>(),
+                "next_cursor": hex::encode(r.next_cursor), "height": r.height}),
+                ok,
+            )
+        }
+        RightsQuery::UnderReplicated { .. } | RightsQuery::CheckAccess { .. } if vf.verify => {
+            anyhow::bail!("--verify: under-replicated and check-access are not proven reads (see docs/verified-reads.md)")
         }
         RightsQuery::UnderReplicated { p, .. } => {
             let (_, cursor, limit) = list_req(Vec::new(), &p)?;

@@ -210,7 +210,10 @@ pub async fn submit_as(
     let pubkey = key.verifying_key().to_bytes().to_vec();
     let account = client
         .query
-        .account(AccountRequest { pubkey })
+        .account(AccountRequest {
+            pubkey,
+            ..Default::default()
+        })
         .await?
         .into_inner();
     // The node's mempool may hold this key's earlier txs, not yet committed.

@@ -111,7 +111,10 @@ pub async fn chain_id(c: &mut StaveClient) -> anyhow::Result<String> {
 pub async fn upload_of(c: &mut StaveClient, cid: &[u8]) -> anyhow::Result<Upload> {
     let r = c
         .rights
-        .get_upload(crate::proto::rights::CidRequest { cid: cid.to_vec() })
+        .get_upload(crate::proto::rights::CidRequest {
+            cid: cid.to_vec(),
+            ..Default::default()
+        })
         .await
         .with_context(|| format!("GetUpload {}", hex::encode(cid)))?
         .into_inner();
@@ -130,6 +133,7 @@ pub async fn peers(c: &mut StaveClient, keys: &[Vec<u8>]) -> anyhow::Result<Vec<
             .governance
             .validator(crate::proto::governance::ValidatorRequest {
                 operator_key: k.clone(),
+                ..Default::default()
             })
             .await?
             .into_inner();
@@ -493,7 +497,10 @@ pub async fn recover(
     let upload = upload_of(&mut c, cid).await?;
     let rec = c
         .rights
-        .get_dek(crate::proto::rights::CidRequest { cid: cid.to_vec() })
+        .get_dek(crate::proto::rights::CidRequest {
+            cid: cid.to_vec(),
+            ..Default::default()
+        })
         .await?
         .into_inner()
         .dek

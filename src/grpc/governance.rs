@@ -6,9 +6,10 @@
 
 use tonic::{Request, Response, Status};
 
-use super::query::{blocking, internal, key32, read};
-use crate::keyspaces::groups::{self, GroupsRead};
-use crate::keyspaces::takedowns::{self, TakedownsRead};
+use super::answers;
+use super::query::{answer, blocking, internal, key32, read};
+use crate::keyspaces::groups::{self};
+use crate::keyspaces::takedowns::{self};
 use crate::keyspaces::validators::{query, ValidatorsRead};
 use crate::proto::governance::{
     governance_service_server::GovernanceService, FlagsRequest, FlagsResponse, GetTakedownRequest,
@@ -35,19 +36,7 @@ impl GovernanceService for GovernanceServiceImpl {
         &self,
         req: Request<ValidatorRequest>,
     ) -> Result<Response<ValidatorResponse>, Status> {
-        let op = key32("operator_key", &req.into_inner().operator_key)?;
-        let store = self.store.clone();
-        blocking(move || {
-            let view = store.view();
-            let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
-            let v = query::get(&view, &op).map_err(internal)?;
-            Ok(Response::new(ValidatorResponse {
-                found: v.is_some(),
-                validator: v,
-                height,
-            }))
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::validator).await
     }
 
     async fn validators(
@@ -96,16 +85,7 @@ impl GovernanceService for GovernanceServiceImpl {
     }
 
     async fn group(&self, req: Request<GroupRequest>) -> Result<Response<GroupResponse>, Status> {
-        let id = req.into_inner().group_id;
-        read(&self.store, move |v, height| {
-            let group = v.group(&id).map_err(internal)?;
-            Ok(GroupResponse {
-                found: group.is_some(),
-                group,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::group).await
     }
 
     async fn groups(
@@ -129,16 +109,7 @@ impl GovernanceService for GovernanceServiceImpl {
         &self,
         req: Request<GetTakedownRequest>,
     ) -> Result<Response<GetTakedownResponse>, Status> {
-        let cid = req.into_inner().cid;
-        read(&self.store, move |v, height| {
-            let takedown = v.takedown(&cid).map_err(internal)?;
-            Ok(GetTakedownResponse {
-                found: takedown.is_some(),
-                takedown,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::takedown).await
     }
 
     async fn flags(&self, req: Request<FlagsRequest>) -> Result<Response<FlagsResponse>, Status> {

@@ -6,7 +6,8 @@
 
 use tonic::{Request, Response, Status};
 
-use super::query::{blocking, internal, key32};
+use super::answers;
+use super::query::{answer, blocking, internal, key32};
 use crate::keyspaces::kv::db::{now_ms, parse_score, query as dbq, At};
 use crate::keyspaces::kv::token::{query, StoredToken, TokenRead};
 use crate::keyspaces::kv::{KvError, KvType};
@@ -29,6 +30,8 @@ pub fn token_view(t: StoredToken) -> TokenView {
         seq: t.seq,
         spent_height: t.spent_height,
         spent_by: t.spent_by.map(|b| b.to_vec()).unwrap_or_default(),
+        op: t.op,
+        replaces: t.replaces.map(|b| b.to_vec()).unwrap_or_default(),
         token: Some(t.token.into()),
     }
 }
@@ -79,20 +82,7 @@ impl KvService for KvServiceImpl {
         &self,
         req: Request<LookupRequest>,
     ) -> Result<Response<LookupResponse>, Status> {
-        let q = to_lookup(req.into_inner())?;
-        let store = self.store.clone();
-        blocking(move || {
-            let view = store.view();
-            let tokens = query::lookup(&view, &q).map_err(|e| match e {
-                query::LookupError::Store(s) => internal(s),
-                other => Status::invalid_argument(other.to_string()),
-            })?;
-            Ok(Response::new(LookupResponse {
-                tokens: tokens.into_iter().map(token_view).collect(),
-                height: height(&view)?,
-            }))
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::lookup).await
     }
 
     async fn history(

@@ -14,6 +14,7 @@
 //! [`crate::net`]). Queries run on the bounded [`pool`].
 
 pub mod access;
+pub mod answers;
 pub mod casbin;
 pub mod content;
 pub mod governance;

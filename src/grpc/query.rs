@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use super::answers::{self, AsksProof, CarriesProof};
 use crate::app::Mempool;
 
-use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::kv;
 use crate::proto::query::{
     query_service_server::QueryService, AccountRequest, AccountResponse, KvGetRequest,
@@ -59,6 +59,34 @@ pub(crate) async fn read<T: Send + 'static>(
     .await
 }
 
+/// Answers `req` with `f` over one view of the latest committed state, on
+/// the bounded query pool; with the proof of every state key `f` read when
+/// the request asks to prove (`crate::proof`).
+pub(crate) async fn answer<Q, A>(
+    store: &ChainStore,
+    req: Q,
+    f: super::answers::Answer<Q, A>,
+) -> Result<Response<A>, Status>
+where
+    Q: AsksProof + Send + 'static,
+    A: CarriesProof + Send + 'static,
+{
+    let store = store.clone();
+    blocking(move || {
+        let view = store.view();
+        let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
+        if !req.prove() {
+            return f(&view, &req, height).map(Response::new);
+        }
+        let rec = crate::proof::Recorder::new(&view);
+        let mut out = f(&rec, &req, height)?;
+        let proof = crate::proof::prove(&store, &view, height, rec).map_err(internal)?;
+        out.set_proof(Some(proof));
+        Ok(Response::new(out))
+    })
+    .await
+}
+
 #[tonic::async_trait]
 impl QueryService for QueryServiceImpl {
     async fn status(&self, _: Request<StatusRequest>) -> Result<Response<StatusResponse>, Status> {
@@ -92,72 +120,18 @@ impl QueryService for QueryServiceImpl {
         &self,
         req: Request<AccountRequest>,
     ) -> Result<Response<AccountResponse>, Status> {
-        let pk = key32("pubkey", &req.into_inner().pubkey)?;
-        let store = self.store.clone();
-        let mempool = self.mempool.clone();
-        blocking(move || {
-            let view = store.view();
-            let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
-            let acct = view.account(&pk).map_err(internal)?;
-            // Nonces only grow: the larger of the two reads, whichever
-            // commit each saw.
-            let next = |nonce: u64| mempool.next_nonce(&pk).unwrap_or(0).max(nonce);
-            Ok(Response::new(match acct {
-                None => AccountResponse {
-                    found: false,
-                    height,
-                    next_nonce: next(0),
-                    ..Default::default()
-                },
-                Some(a) => AccountResponse {
-                    found: true,
-                    nonce: a.nonce,
-                    next_nonce: next(a.nonce),
-                    created_at: a.created_at,
-                    created_height: a.created_height,
-                    stored_bytes: a.stored_bytes,
-                    quota: a.quota,
-                    height,
-                },
-            }))
-        })
-        .await
+        let req = req.into_inner();
+        let pk = key32("pubkey", &req.pubkey)?;
+        let mut resp = answer(&self.store, req, answers::account).await?;
+        // Nonces only grow: the larger of the stored nonce and this node's
+        // mempool's next, whichever commit each saw.
+        let a = resp.get_mut();
+        a.next_nonce = self.mempool.next_nonce(&pk).unwrap_or(0).max(a.nonce);
+        Ok(resp)
     }
 
     async fn kv_get(&self, req: Request<KvGetRequest>) -> Result<Response<KvGetResponse>, Status> {
-        let req = req.into_inner();
-        let signer = key32("signer", &req.signer)?;
-        let store = self.store.clone();
-        blocking(move || {
-            let view = store.view();
-            let height = view.commit_info().map_err(internal)?.height.unwrap_or(0);
-            let Some(e) = kv::query::get(&view, &signer, &req.key).map_err(internal)? else {
-                return Ok(Response::new(KvGetResponse {
-                    found: false,
-                    height,
-                    ..Default::default()
-                }));
-            };
-            let Some(value) = kv::query::rendered(&e) else {
-                return Err(Status::failed_precondition(
-                    kv::KvError::WrongType {
-                        key: hex::encode(&req.key),
-                        held: e.kind.name(),
-                        wanted: "value or counter",
-                    }
-                    .to_string(),
-                ));
-            };
-            Ok(Response::new(KvGetResponse {
-                found: true,
-                value,
-                updated_height: e.updated_height,
-                updated_at: e.updated_at,
-                height,
-                kind: e.kind.name().into(),
-            }))
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::kv_get).await
     }
 
     async fn kv_list(

@@ -7,16 +7,13 @@
 
 use tonic::{Request, Response, Status};
 
-use super::query::{internal, key32, read};
+use super::answers;
+use super::query::{answer, internal, key32, read};
 use crate::keyspaces::casbin::CacheUse;
-use crate::keyspaces::deks::DeksRead;
-use crate::keyspaces::entitlements::{self, EntitlementsRead};
-use crate::keyspaces::grants;
+use crate::keyspaces::entitlements::{self};
 use crate::keyspaces::params::ParamsRead;
-use crate::keyspaces::policies::PoliciesRead;
-use crate::keyspaces::releases::{self, ReleasesRead};
+use crate::keyspaces::releases::{self};
 use crate::keyspaces::rights::{access, block_secs, is_territory, RightsError};
-use crate::keyspaces::uploads::UploadsRead;
 use crate::proto::rights::{
     rights_service_server::RightsService, CheckAccessRequest, CheckAccessResponse, CidRequest,
     DekResponse, EntitlementRequest, EntitlementResponse, EntitlementsResponse, GrantsResponse,
@@ -89,62 +86,25 @@ impl RightsService for RightsServiceImpl {
         &self,
         req: Request<CidRequest>,
     ) -> Result<Response<UploadResponse>, Status> {
-        let cid = req.into_inner().cid;
-        read(&self.store, move |v, height| {
-            let upload = v.upload(&cid).map_err(internal)?;
-            Ok(UploadResponse {
-                found: upload.is_some(),
-                upload,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::get_upload).await
     }
 
     async fn get_dek(&self, req: Request<CidRequest>) -> Result<Response<DekResponse>, Status> {
-        let cid = req.into_inner().cid;
-        read(&self.store, move |v, height| {
-            let dek = v.recovery_dek(&cid).map_err(internal)?;
-            Ok(DekResponse {
-                found: dek.is_some(),
-                dek,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::get_dek).await
     }
 
     async fn get_release(
         &self,
         req: Request<ReleaseRequest>,
     ) -> Result<Response<ReleaseResponse>, Status> {
-        let id = req.into_inner().release_id;
-        read(&self.store, move |v, height| {
-            let release = v.release(&id).map_err(internal)?;
-            Ok(ReleaseResponse {
-                found: release.is_some(),
-                release,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::get_release).await
     }
 
     async fn releases_by_cid(
         &self,
         req: Request<ListByCidRequest>,
     ) -> Result<Response<ReleasesResponse>, Status> {
-        let r = req.into_inner();
-        read(&self.store, move |v, height| {
-            let (releases, next_cursor) =
-                releases::query::by_cid(v, &r.cid, &r.cursor, r.limit).map_err(internal)?;
-            Ok(ReleasesResponse {
-                releases,
-                next_cursor,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::releases_by_cid).await
     }
 
     async fn releases_by_party(
@@ -159,6 +119,7 @@ impl RightsService for RightsServiceImpl {
                 releases,
                 next_cursor,
                 height,
+                ..Default::default()
             })
         })
         .await
@@ -177,6 +138,7 @@ impl RightsService for RightsServiceImpl {
                 releases,
                 next_cursor,
                 height,
+                ..Default::default()
             })
         })
         .await
@@ -186,84 +148,35 @@ impl RightsService for RightsServiceImpl {
         &self,
         req: Request<CidRequest>,
     ) -> Result<Response<PolicyResponse>, Status> {
-        let cid = req.into_inner().cid;
-        read(&self.store, move |v, height| {
-            let policy = v.policy(&cid).map_err(internal)?;
-            Ok(PolicyResponse {
-                found: policy.is_some(),
-                policy,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::get_policy).await
     }
 
     async fn get_entitlement(
         &self,
         req: Request<EntitlementRequest>,
     ) -> Result<Response<EntitlementResponse>, Status> {
-        let req = req.into_inner();
-        let pk = key32("pubkey", &req.pubkey)?;
-        read(&self.store, move |v, height| {
-            let entitlement = v.entitlement(&req.cid, &pk).map_err(internal)?;
-            Ok(EntitlementResponse {
-                found: entitlement.is_some(),
-                entitlement,
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::get_entitlement).await
     }
 
     async fn entitlements_by_cid(
         &self,
         req: Request<ListByCidRequest>,
     ) -> Result<Response<EntitlementsResponse>, Status> {
-        let r = req.into_inner();
-        read(&self.store, move |v, height| {
-            let (entitlements, next) =
-                entitlements::query::by_cid(v, &r.cid, &r.cursor, r.limit).map_err(internal)?;
-            Ok(EntitlementsResponse {
-                entitlements,
-                next_cursor: next.unwrap_or_default(),
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::entitlements_by_cid).await
     }
 
     async fn entitlements_by_key(
         &self,
         req: Request<ListByKeyRequest>,
     ) -> Result<Response<EntitlementsResponse>, Status> {
-        let r = req.into_inner();
-        let pk = key32("pubkey", &r.pubkey)?;
-        read(&self.store, move |v, height| {
-            let (entitlements, next) =
-                entitlements::query::by_key(v, &pk, &r.cursor, r.limit).map_err(internal)?;
-            Ok(EntitlementsResponse {
-                entitlements,
-                next_cursor: next.unwrap_or_default(),
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::entitlements_by_key).await
     }
 
     async fn grants_by_cid(
         &self,
         req: Request<ListByCidRequest>,
     ) -> Result<Response<GrantsResponse>, Status> {
-        let r = req.into_inner();
-        read(&self.store, move |v, height| {
-            let (grants, next) = grants::by_cid(v, &r.cid, &r.cursor, r.limit).map_err(internal)?;
-            Ok(GrantsResponse {
-                grants,
-                next_cursor: next.unwrap_or_default(),
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::grants_by_cid).await
     }
 
     async fn under_replicated(
@@ -288,17 +201,7 @@ impl RightsService for RightsServiceImpl {
         &self,
         req: Request<ListByKeyRequest>,
     ) -> Result<Response<GrantsResponse>, Status> {
-        let r = req.into_inner();
-        let pk = key32("pubkey", &r.pubkey)?;
-        read(&self.store, move |v, height| {
-            let (grants, next) = grants::by_key(v, &pk, &r.cursor, r.limit).map_err(internal)?;
-            Ok(GrantsResponse {
-                grants,
-                next_cursor: next.unwrap_or_default(),
-                height,
-            })
-        })
-        .await
+        answer(&self.store, req.into_inner(), answers::grants_by_key).await
     }
 
     async fn check_access(

@@ -42,6 +42,10 @@ pub enum StoreError {
     /// escapes it.
     #[error("out of gas: {wanted} wanted, limit {limit}")]
     OutOfGas { limit: u64, wanted: u64 },
+    /// Client side only: replaying a read over a proof reached a key the
+    /// proof does not cover (`crate::proof::Proven`).
+    #[error("the proof does not cover {space} key {key}")]
+    Unproven { space: &'static str, key: String },
 }
 
 impl StoreError {

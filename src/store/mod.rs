@@ -35,7 +35,7 @@ pub use error::StoreError;
 pub use overlay::{Changes, MemState, Overlay};
 pub use query::ProvenValue;
 pub use restore::Derived;
-pub use state::{Space, StateRead, StateWrite};
+pub use state::{QueryRead, Space, StateRead, StateWrite};
 pub use view::View;
 
 /// Key-value rows, in key order.

@@ -66,6 +66,26 @@ impl ChainStore {
         }
     }
 
+    /// `key`'s value at `height` with its ICS23 proof, read through
+    /// `view`'s snapshot (the read a proven query made).
+    ///
+    /// # Errors
+    /// [`StoreError::Tree`] when the version is missing or the read fails.
+    pub fn prove_in(
+        &self,
+        view: &super::View<'_>,
+        key: &[u8],
+        height: u64,
+    ) -> Result<(Option<Vec<u8>>, ics23::CommitmentProof), StoreError> {
+        let reader = DbTreeReader {
+            db: self.db(),
+            snap: Some(view.snapshot()),
+        };
+        JellyfishMerkleTree::<_, Hasher>::new(&reader)
+            .get_with_ics23_proof(key.to_vec(), height)
+            .map_err(|e| StoreError::Tree(format!("proof at {height}: {e:#}")))
+    }
+
     /// The root hash of a committed version.
     pub fn root_at(&self, height: u64) -> Result<Option<[u8; 32]>, StoreError> {
         let view = self.view();

@@ -39,6 +39,27 @@ pub trait StateRead {
     }
 }
 
+/// Reads beyond [`StateRead`] that client queries use: the last block's
+/// time and reverse listings. A committed [`super::View`] answers them; so
+/// do the recorder behind proven reads and the client's replay of a proof
+/// (`crate::proof`), which is why queries take this trait, not a view.
+pub trait QueryRead: StateRead {
+    /// The last committed block's time, in Unix nanoseconds.
+    ///
+    /// # Errors
+    /// [`StoreError::NoBlockTime`] on a restored node before its first block.
+    fn block_time_ns(&self) -> Result<i64, StoreError>;
+    /// Up to `limit` rows under `prefix` in descending key order, strictly
+    /// before `before` when given.
+    fn prefix_raw_rev(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        before: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError>;
+}
+
 /// Write access. Writes land in an overlay and reach disk only at Commit.
 pub trait StateWrite: StateRead {
     fn put_raw(&mut self, key: Vec<u8>, value: Vec<u8>);

@@ -130,6 +130,21 @@ impl StateRead for View<'_> {
     }
 }
 
+impl super::QueryRead for View<'_> {
+    fn block_time_ns(&self) -> Result<i64, StoreError> {
+        self.commit_info()?.block_time_ns()
+    }
+    fn prefix_raw_rev(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        before: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Rows, StoreError> {
+        self.prefix_list_rev(space, prefix, before, limit)
+    }
+}
+
 impl View<'_> {
     /// Up to `limit` rows under `prefix` in descending key order, strictly
     /// before `before` when given.

@@ -711,6 +711,7 @@ impl Localnet {
             .query
             .account(AccountRequest {
                 pubkey: pubkey.to_vec(),
+                ..Default::default()
             })
             .await
             .map_err(|e| format!("node{node}: Account: {e}"))?
@@ -729,6 +730,7 @@ impl Localnet {
             .kv_get(KvGetRequest {
                 signer: signer.to_vec(),
                 key: key.to_vec(),
+                ..Default::default()
             })
             .await
             .map_err(|e| format!("KvGet: {e}"))?

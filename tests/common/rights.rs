@@ -46,6 +46,7 @@ pub async fn submit(
         .query
         .account(AccountRequest {
             pubkey: set_key(key),
+            ..Default::default()
         })
         .await
         .map(|r| r.into_inner().next_nonce)
@@ -184,6 +185,7 @@ pub async fn one_grant_by_key(net: &Localnet, node: usize, consumer: &[u8]) -> p
                         pubkey: pk,
                         cursor: vec![],
                         limit: 0,
+                        ..Default::default()
                     })
                     .await
                     .map_err(|e| e.to_string())?

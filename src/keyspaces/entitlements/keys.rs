@@ -66,6 +66,12 @@ pub fn entitlement_count_key(cid: &[u8]) -> Vec<u8> {
     k
 }
 
+/// The cid of a key segment that is exactly one cid segment.
+pub fn split_cid_segment(seg: &[u8]) -> Option<&[u8]> {
+    let (len, cid) = seg.split_first()?;
+    (cid.len() == usize::from(*len)).then_some(cid)
+}
+
 /// The (cid, pubkey) of an `entitlements/{cid}/{pubkey}` key.
 pub fn split_entitlement_key(k: &[u8]) -> Option<(&[u8], [u8; 32])> {
     let rest = k.strip_prefix(PREFIX)?;

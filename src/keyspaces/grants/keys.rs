@@ -40,6 +40,13 @@ pub fn grant_by_key_key(consumer: &[u8; 32], cid: &[u8], period: u64) -> Vec<u8>
     k
 }
 
+/// The (cid, period) after a `grants_by_key/{consumer}/` prefix.
+pub fn split_by_key_rest(rest: &[u8]) -> Option<(&[u8], u64)> {
+    let (len, rest) = rest.split_first()?;
+    let (cid, period) = rest.split_at_checked(usize::from(*len))?;
+    Some((cid, u64::from_be_bytes(period.try_into().ok()?)))
+}
+
 /// `grant_rate/{validator}`: the height of the validator's latest recorded
 /// grant and how many it recorded at that height (two big-endian u64s;
 /// verifiable state, read by `max_grants_per_validator_per_block`).

@@ -18,10 +18,10 @@ pub use record::{period_start, RecordGrant, RecordGrants};
 
 use prost::Message;
 
-use crate::keyspaces::entitlements::query::{cursor, decode_page, page_size, Page};
+use crate::keyspaces::entitlements::query::{cursor, decode_page, page_size, resolve, Page};
 use crate::keyspaces::u64_of;
 use crate::proto::rights as pb;
-use crate::store::{StateRead, StateWrite, StoreError, View};
+use crate::store::{QueryRead, Space, StateRead, StateWrite, StoreError};
 
 pub trait GrantsRead: StateRead {
     /// The record of the grant period starting at `period` (unix seconds,
@@ -96,28 +96,31 @@ impl<T: StateWrite + ?Sized> GrantsWrite for T {}
 
 /// Grants of `cid`, in (consumer, period) order.
 pub fn by_cid(
-    view: &View<'_>,
+    view: &dyn QueryRead,
     cid: &[u8],
     after: &[u8],
     limit: u32,
 ) -> Result<Page<pb::Grant>, StoreError> {
     let n = page_size(limit);
     decode_page(
-        view.prefix_list(&grants_cid_prefix(cid), cursor(after), n + 1)?,
+        view.prefix_raw(Space::State, &grants_cid_prefix(cid), cursor(after), n + 1)?,
         n,
     )
 }
 
 /// Grants of `consumer`, in (cid, period) order, from the index.
 pub fn by_key(
-    view: &View<'_>,
+    view: &dyn QueryRead,
     consumer: &[u8; 32],
     after: &[u8],
     limit: u32,
 ) -> Result<Page<pb::Grant>, StoreError> {
     let n = page_size(limit);
-    decode_page(
-        view.index_prefix_list(&grants_by_key_prefix(consumer), cursor(after), n + 1)?,
-        n,
-    )
+    let prefix = grants_by_key_prefix(consumer);
+    let rows = view.prefix_raw(Space::Index, &prefix, cursor(after), n + 1)?;
+    let rows = resolve(view, rows, |k| {
+        let (cid, period) = keys::split_by_key_rest(k.strip_prefix(prefix.as_slice())?)?;
+        Some(grant_key(cid, consumer, period))
+    })?;
+    decode_page(rows, n)
 }

@@ -5,7 +5,7 @@ use prost::Message;
 use super::db::{now_ms, KvEntry, KvType, KvdbRead};
 use super::{kv_key, kv_prefix, split_kv_key};
 use crate::proto::kv as pb;
-use crate::store::{StoreError, View};
+use crate::store::{QueryRead, Space, StoreError};
 
 fn hex_arg(s: &str) -> Result<Vec<u8>, String> {
     hex::decode(s).map_err(|e| format!("{s:?}: {e}"))
@@ -50,8 +50,12 @@ pub fn rendered(e: &KvEntry) -> Option<Vec<u8>> {
 /// The signer's live entry `key` in the default database at the last
 /// committed block's time: an entry expired at or before it reads as absent,
 /// whether or not the GC has removed it yet.
-pub fn get(store: &View<'_>, signer: &[u8; 32], key: &[u8]) -> Result<Option<KvEntry>, StoreError> {
-    let now = now_ms(store.commit_info()?.block_time_ns()?);
+pub fn get(
+    store: &dyn QueryRead,
+    signer: &[u8; 32],
+    key: &[u8],
+) -> Result<Option<KvEntry>, StoreError> {
+    let now = now_ms(store.block_time_ns()?);
     Ok(store.kv_entry(signer, key)?.filter(|e| !e.expired(now)))
 }
 
@@ -64,18 +68,18 @@ pub const MAX_PAGE: usize = 1000;
 /// One page of a signer's live entries in the default database, in key
 /// order, strictly after `start_after`. Expired entries are skipped.
 pub fn list(
-    store: &View<'_>,
+    store: &dyn QueryRead,
     signer: &[u8; 32],
     start_after: &[u8],
     limit: usize,
 ) -> Result<Page, StoreError> {
     let limit = limit.clamp(1, MAX_PAGE);
-    let now = now_ms(store.commit_info()?.block_time_ns()?);
+    let now = now_ms(store.block_time_ns()?);
     let prefix = kv_prefix(signer);
     let mut cursor = (!start_after.is_empty()).then(|| kv_key(signer, start_after));
     let mut out = Vec::with_capacity(limit);
     loop {
-        let rows = store.prefix_list(&prefix, cursor.as_deref(), limit + 1)?;
+        let rows = store.prefix_raw(Space::State, &prefix, cursor.as_deref(), limit + 1)?;
         let done = rows.len() <= limit;
         for (k, v) in &rows {
             cursor = Some(k.clone());

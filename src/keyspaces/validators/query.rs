@@ -12,7 +12,7 @@ use prost::Message;
 pub const MAX_PAGE: usize = 1000;
 
 /// A record with its membership in CometBFT's set and its queued updates.
-pub fn view_of<S: StateRead>(
+pub fn view_of<S: StateRead + ?Sized>(
     state: &S,
     record: gen::ValidatorRecord,
 ) -> Result<pb::ValidatorView, StoreError> {
@@ -42,7 +42,7 @@ pub fn view_of<S: StateRead>(
 }
 
 /// One validator by operator key.
-pub fn get<S: StateRead>(
+pub fn get<S: StateRead + ?Sized>(
     state: &S,
     op: &[u8; 32],
 ) -> Result<Option<pb::ValidatorView>, StoreError> {

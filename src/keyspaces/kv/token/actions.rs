@@ -202,7 +202,7 @@ impl KvTokenCreate {
             }
             .into());
         }
-        let (new, after) = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Create)?;
+        let (new, after) = mint(state, ctx, &mut rec, tuple, t, self.generation, None)?;
         state.reindex(None, Some((&new, &after)));
         Ok(())
     }
@@ -240,7 +240,15 @@ impl KvTokenUpdate {
         check_live(&rec, &self.replaces)?;
         let old = named_token(state, &self.replaces)?;
         let before = postings(&old.token, &ctx.params.kv_tokens);
-        let (new, after) = mint(state, ctx, &mut rec, tuple, t, self.generation, Op::Update)?;
+        let (new, after) = mint(
+            state,
+            ctx,
+            &mut rec,
+            tuple,
+            t,
+            self.generation,
+            Some(self.replaces),
+        )?;
         state.reindex(Some((&old, &before)), Some((&new, &after)));
         // The replaced token is not rewritten: the tuple record no longer
         // names it, and its history entry's successor marks it spent.
@@ -329,8 +337,9 @@ fn check_live(rec: &Tuple, named: &[u8; 32]) -> Result<(), KvError> {
     }
 }
 
-/// Stores a new live token of the tuple and its history entry. Returns it
-/// with its postings, which the caller moves to it.
+/// Stores a new live token of the tuple and its history entry (an update
+/// when it `replaces` one). Returns it with its postings, which the caller
+/// moves to it.
 fn mint<S: StateWrite>(
     state: &mut S,
     ctx: &mut TxContext,
@@ -338,10 +347,15 @@ fn mint<S: StateWrite>(
     tuple: [u8; 32],
     t: &KvToken,
     generation: u64,
-    op: Op,
+    replaces: Option<[u8; 32]>,
 ) -> Result<(StoredToken, Vec<Posting>), TxError> {
     let p = &ctx.params.kv_tokens;
     let ctl = controller_key(&t.controller)?;
+    let op = if replaces.is_some() {
+        Op::Update
+    } else {
+        Op::Create
+    };
     if op == Op::Create {
         let live = state.live_tokens_of(&ctl)?;
         if live >= p.max_live_tokens_per_controller {
@@ -367,6 +381,7 @@ fn mint<S: StateWrite>(
         spent_by: None,
         op: op as u32,
         index_bytes: posting_bytes,
+        replaces,
     };
     // Record (plus room for the spend marks a delete stamps) and history
     // entry stay for good.

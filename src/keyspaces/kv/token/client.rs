@@ -109,3 +109,45 @@ pub fn delete(
     a.signature = sign(sk, &a.sign_fields(chain_id));
     a
 }
+
+/// Checks a served token (a Lookup, Tuple or History `TokenView`) on its
+/// own: rebuilds its sign bytes from the token, `op`, `generation` and
+/// `replaces` under `chain_id`, and verifies the controller's signature.
+/// The node is not trusted for any of it.
+///
+/// # Errors
+/// `BadField` for a malformed view (no token, an op other than create or
+/// update, a `replaces` that is not 32 bytes or is missing on an update),
+/// `BadController` or `TokenForged` when the signature does not hold.
+pub fn verify_token(
+    chain_id: &str,
+    view: &crate::proto::kv::TokenView,
+) -> Result<(), super::super::KvError> {
+    use super::super::KvError;
+    let pb = view
+        .token
+        .clone()
+        .ok_or_else(|| KvError::BadField("token view without token".into()))?;
+    let token = KvToken::try_from(pb)?;
+    let op = match (view.op, view.replaces.len()) {
+        (1, 0) => super::Op::Create,
+        (2, 32) => super::Op::Update,
+        (op, n) => {
+            return Err(KvError::BadField(format!(
+                "token view op {op} with a {n}-byte replaces: not a create (1, none) or an update (2, 32 bytes)"
+            )))
+        }
+    };
+    let fields = SignFields {
+        chain_id,
+        op,
+        protocol_id: &token.protocol_id,
+        key: &token.key,
+        value: &token.value,
+        controller: &token.controller,
+        tags: &token.tags,
+        generation: view.generation,
+        replaces: &view.replaces,
+    };
+    super::verify(&fields, &token.signature)
+}

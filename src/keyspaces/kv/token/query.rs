@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use super::state::{StoredToken, TokenRead};
 use super::{tuple_hash, Op};
 use crate::keyspaces::kv::keys::{self, Sel};
-use crate::store::{Space, StateRead, StoreError, View};
+use crate::store::{QueryRead, Space, StateRead, StoreError};
 
 /// Default and largest page of a lookup.
 pub const DEFAULT_LIMIT: u32 = 50;
@@ -57,8 +57,8 @@ pub enum LookupError {
 }
 
 /// One posting list read in pages, in either direction.
-struct Cursor<'v, 'a> {
-    view: &'v View<'a>,
+struct Cursor<'v> {
+    view: &'v dyn QueryRead,
     /// Rows read by every cursor of this lookup, with the tokens read.
     read: &'v std::cell::Cell<usize>,
     prefix: Vec<u8>,
@@ -70,9 +70,9 @@ struct Cursor<'v, 'a> {
 
 const PAGE: usize = 256;
 
-impl<'v, 'a> Cursor<'v, 'a> {
+impl<'v> Cursor<'v> {
     fn new(
-        view: &'v View<'a>,
+        view: &'v dyn QueryRead,
         read: &'v std::cell::Cell<usize>,
         sel: Sel,
         h: &[u8; 32],
@@ -93,7 +93,7 @@ impl<'v, 'a> Cursor<'v, 'a> {
         if self.buf.is_empty() && !self.done {
             let rows = if self.desc {
                 self.view
-                    .prefix_list_rev(Space::Index, &self.prefix, self.last.as_deref(), PAGE)?
+                    .prefix_raw_rev(Space::Index, &self.prefix, self.last.as_deref(), PAGE)?
             } else {
                 self.view
                     .prefix_raw(Space::Index, &self.prefix, self.last.as_deref(), PAGE)?
@@ -203,7 +203,7 @@ fn token_tags(t: &StoredToken) -> Vec<String> {
 /// none); [`LookupError::LimitTooLarge`] over 1,000;
 /// [`LookupError::SkipTooLarge`] over [`MAX_SKIP`];
 /// [`LookupError::ScanLimit`] past [`MAX_SCANNED`] reads.
-pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupError> {
+pub fn lookup(view: &dyn QueryRead, q: &Lookup) -> Result<Vec<StoredToken>, LookupError> {
     let limit = match q.limit {
         0 => DEFAULT_LIMIT,
         n if n > MAX_LIMIT => return Err(LookupError::LimitTooLarge(n)),
@@ -247,7 +247,7 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
         counted.push((view.posting_count(*s, h)?, *s, *h));
     }
     counted.sort_by_key(|c| c.0);
-    let (mut cursors, intersect): (Vec<Cursor<'_, '_>>, bool) = if candidates.is_empty() {
+    let (mut cursors, intersect): (Vec<Cursor<'_>>, bool) = if candidates.is_empty() {
         let union = tag_sels
             .iter()
             .map(|(s, h)| Cursor::new(view, &read, *s, h, q.desc))
@@ -267,7 +267,8 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
             .collect();
         (driver, false)
     };
-    // Only `any` with other selectors needs each candidate checked.
+    // Only `any` with other selectors can nominate non-matching candidates
+    // (so only it checks them before skipping).
     let needs_filter = q.any && !fixed.is_empty() && fixed.len() + tag_sels.len() > 1;
     let mut skipped = 0u64;
     let mut out = Vec::with_capacity(limit);
@@ -283,11 +284,16 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
             skipped += 1;
             continue;
         }
-        charge(&read, 1)?;
+        charge(&read, 2)?;
         let Some(t) = view.stored_token(&id)? else {
             continue;
         };
-        if t.deleted() || (needs_filter && !matches(&t, q, &token_tags(&t))) {
+        // Index rows only nominate: the token must match and its tuple's
+        // record must name it live. Both are verifiable state, so a proven
+        // lookup cannot be fed a stale or unmatched token by a forged index.
+        let tuple = tuple_hash(&t.token.protocol_id, &t.token.key, &t.token.controller);
+        let live = view.tuple(&tuple)?.live == Some(id);
+        if t.deleted() || !live || !matches(&t, q, &token_tags(&t)) {
             continue;
         }
         if skipped < q.skip {
@@ -300,9 +306,7 @@ pub fn lookup(view: &View<'_>, q: &Lookup) -> Result<Vec<StoredToken>, LookupErr
 }
 
 /// The next posting in every one of `cursors` (leapfrog intersection).
-fn next_intersection(
-    cursors: &mut [Cursor<'_, '_>],
-) -> Result<Option<(u64, [u8; 32])>, LookupError> {
+fn next_intersection(cursors: &mut [Cursor<'_>]) -> Result<Option<(u64, [u8; 32])>, LookupError> {
     let Some(first) = cursors.first_mut() else {
         return Ok(None);
     };
@@ -330,7 +334,7 @@ fn next_intersection(
 
 /// The next posting of the union of `cursors`, in order, without repeats.
 fn next_union(
-    cursors: &mut [Cursor<'_, '_>],
+    cursors: &mut [Cursor<'_>],
     desc: bool,
 ) -> Result<Option<(u64, [u8; 32])>, LookupError> {
     let mut best: Option<(u64, [u8; 32])> = None;

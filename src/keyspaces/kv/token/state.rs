@@ -24,6 +24,8 @@ pub struct StoredToken {
     pub spent_by: Option<[u8; 32]>,
     pub op: u32,
     pub index_bytes: u64,
+    /// On an update: the token it replaced (its sign bytes name it).
+    pub replaces: Option<[u8; 32]>,
 }
 
 impl StoredToken {
@@ -61,6 +63,10 @@ impl TryFrom<pb::StoredToken> for StoredToken {
             },
             op: s.op,
             index_bytes: s.index_bytes,
+            replaces: match s.replaces.len() {
+                0 => None,
+                _ => Some(id32("replaces", &s.replaces)?),
+            },
         })
     }
 }
@@ -77,6 +83,7 @@ impl From<&StoredToken> for pb::StoredToken {
             spent_by: s.spent_by.map(|b| b.to_vec()).unwrap_or_default(),
             op: s.op,
             index_bytes: s.index_bytes,
+            replaces: s.replaces.map(|b| b.to_vec()).unwrap_or_default(),
         }
     }
 }

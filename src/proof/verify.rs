@@ -1,0 +1,121 @@
+//! Client side: check a `ReadProof` against an app hash, then replay the
+//! query over what it proves.
+
+use prost::Message;
+
+use super::Proven;
+use crate::proto::proof as pb;
+
+/// Why a proven read was refused. Each names what failed and where.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the node sent no proof (was the read asked with prove = true?)")]
+    NoProof,
+    #[error("the proof is of height {proof}, the answer of height {answer}")]
+    HeightMismatch { proof: u64, answer: u64 },
+    #[error("key {key} appears twice in the proof")]
+    Duplicate { key: String },
+    #[error("the proof of key {key} does not decode: {reason}")]
+    Decode { key: String, reason: String },
+    #[error(
+        "the proof of key {key} ({claim}) does not hold against app hash {app_hash} at height {height}"
+    )]
+    BadProof {
+        key: String,
+        claim: &'static str,
+        app_hash: String,
+        height: u64,
+    },
+    #[error("replaying the read over the proven values failed: {0}")]
+    Replay(String),
+    #[error("the node's answer differs from the answer the proven values give: {diff}")]
+    Mismatch { diff: String },
+    #[error("light client: {0}")]
+    Light(String),
+}
+
+fn claim(e: &pb::ProvenEntry) -> &'static str {
+    if e.exists {
+        "exists with the value sent"
+    } else {
+        "does not exist"
+    }
+}
+
+/// Checks every entry's ICS23 proof against `app_hash` (the app hash of
+/// `proof.height`, from the verified header at `height + 1`), and returns
+/// the proven state to replay the read over. `block_time_ns` is the
+/// verified time of block `height`, for reads that depend on it.
+///
+/// # Errors
+/// The first entry that does not decode or whose proof does not hold, or a
+/// key sent twice.
+pub fn check_entries(
+    proof: &pb::ReadProof,
+    app_hash: &[u8],
+    block_time_ns: Option<i64>,
+) -> Result<Proven, VerifyError> {
+    let spec = jmt::ics23_spec();
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &proof.entries {
+        let key = || hex::encode(&e.key);
+        if !seen.insert(e.key.as_slice()) {
+            return Err(VerifyError::Duplicate { key: key() });
+        }
+        let cp = ics23::CommitmentProof::decode(e.proof.as_slice()).map_err(|err| {
+            VerifyError::Decode {
+                key: key(),
+                reason: err.to_string(),
+            }
+        })?;
+        let root = app_hash.to_vec();
+        let ok = if e.exists {
+            ics23::verify_membership::<ics23::HostFunctionsManager>(
+                &cp, &spec, &root, &e.key, &e.value,
+            )
+        } else {
+            ics23::verify_non_membership::<ics23::HostFunctionsManager>(&cp, &spec, &root, &e.key)
+        };
+        if !ok {
+            return Err(VerifyError::BadProof {
+                key: key(),
+                claim: claim(e),
+                app_hash: hex::encode(app_hash),
+                height: proof.height,
+            });
+        }
+    }
+    Ok(Proven::new(proof, block_time_ns))
+}
+
+/// Replays a read over `proven` and requires the node's `answer`, proof
+/// field cleared, to equal it. `recompute` is the query the node ran.
+///
+/// # Errors
+/// [`VerifyError::Replay`] when the replay fails (for example it reads a
+/// key the proof does not cover); [`VerifyError::Mismatch`] when the
+/// answers differ.
+pub fn replay<T: PartialEq + std::fmt::Debug, E: std::fmt::Display>(
+    answer: &T,
+    proven: &Proven,
+    recompute: impl FnOnce(&Proven) -> Result<T, E>,
+) -> Result<(), VerifyError> {
+    let again = recompute(proven).map_err(|e| VerifyError::Replay(e.to_string()))?;
+    if &again == answer {
+        return Ok(());
+    }
+    let (a, b) = (format!("{answer:?}"), format!("{again:?}"));
+    let at = a
+        .bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let snip = |s: &str| {
+        s.get(at.saturating_sub(40)..(at + 80).min(s.len()))
+            .unwrap_or("")
+            .to_string()
+    };
+    Err(VerifyError::Mismatch {
+        diff: format!("node …{}… vs proven …{}…", snip(&a), snip(&b)),
+    })
+}
