@@ -179,9 +179,7 @@ fn finalize(tracks: usize, albums: usize) {
     let mut bytes = 0;
     for a in 0..albums {
         let m = album(a, tracks);
-        let publish = Action::PublishRelease(PublishRelease {
-            message: Box::new(m),
-        });
+        let publish = Action::PublishRelease(PublishRelease::unsigned(m));
         let tx = sign_tx_with_gas(&label, CHAIN, a as u64, vec![publish], "", 100_000_000);
         bytes = tx.len();
         runs.push(block(&mut app, &mut h, &[tx]));

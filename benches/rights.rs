@@ -229,9 +229,9 @@ fn grant_blocks(block_size: usize, blocks: usize) {
     let uc = upload_complete(CHAIN, &owner, &op, cid(0));
     let mut h = 0;
     block(&mut app, &mut h, &[sign_tx(&op, CHAIN, 0, vec![uc], "")]);
-    let publish = Action::PublishRelease(stave::keyspaces::releases::PublishRelease {
-        message: Box::new(stave::ddex::build::single(&cid(0))),
-    });
+    let publish = Action::PublishRelease(stave::keyspaces::releases::PublishRelease::unsigned(
+        stave::ddex::build::single(&cid(0)),
+    ));
     block(
         &mut app,
         &mut h,

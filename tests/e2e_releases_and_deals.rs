@@ -240,6 +240,55 @@ async fn e2e_releases_and_deals() {
     let again = xml::import(exported.as_bytes(), &ImportOptions::default()).expect("re-import");
     assert_eq!(Some(&again.message), stored.message.as_ref());
     assert_eq!(xml::export(&again.message), exported);
+
+    // Verified through node 1: the record is proven against a header the
+    // light client verified from a root at node 0, and its publisher
+    // signature (the label's, over chain id, cids and sha256 of the
+    // message) holds; so does each record of the cid's listing.
+    let trust = net.scratch.join("trust.json");
+    let trust = trust.to_str().expect("utf-8");
+    let (rpc0, rpc1, grpc1) = (net.rpc_url(0), net.rpc_url(1), net.grpc_url(1));
+    let out = net.stave_cmd(&["light", "init", "--rpc", &rpc0, "--trust-file", trust]);
+    net.expect_success("stave light init", &out);
+    let args = [
+        "--rpc",
+        rpc1.as_str(),
+        "--trust-file",
+        trust,
+        "--node",
+        grpc1.as_str(),
+        "--verify",
+    ];
+    let mut release = vec!["--output", "json", "query", "release", ICPN];
+    release.extend_from_slice(&args);
+    let out = net.stave_cmd(&release);
+    net.expect_success("stave query release --verify", &out);
+    let v = net.json_of("stave query release --verify", &out);
+    assert_eq!(v["verified"]["chain_id"], net.chain_id.as_str(), "{v}");
+    assert_eq!(
+        v["release"]["publisher_signature"].as_str().map(str::len),
+        Some(128),
+        "{v}"
+    );
+    let cid = hex::encode(&cids()[0]);
+    let mut list = vec![
+        "--output",
+        "json",
+        "query",
+        "releases",
+        "--cid",
+        cid.as_str(),
+    ];
+    list.extend_from_slice(&args);
+    let out = net.stave_cmd(&list);
+    net.expect_success("stave query releases --cid --verify", &out);
+    let v = net.json_of("stave query releases --cid --verify", &out);
+    assert_eq!(v["releases"].as_array().map(Vec::len), Some(1), "{v}");
+    assert!(
+        v["verified"]["proven_keys"].as_u64().unwrap_or(0) >= 1,
+        "{v}"
+    );
+
     let h = net.assert_app_hashes_agree(WAIT).await;
     eprintln!("releases and deals: all nodes agree on the app hash at height {h}");
 }

@@ -28,12 +28,17 @@ const HONEST: u8 = 0;
 const VALUE: u8 = 1;
 const OTHER_KEY: u8 = 2;
 const ANSWER: u8 = 3;
+/// A valid proof, of another key (an account nobody holds).
+const SWAP: u8 = 4;
+/// The first honest answer, replayed.
+const REPLAY: u8 = 5;
 
 /// A QueryService in front of a real node that forwards every call and,
 /// per `mode`, tampers with Account answers.
 struct Tamper {
     up: QueryServiceClient<tonic::transport::Channel>,
     mode: Arc<AtomicU8>,
+    first: Arc<std::sync::Mutex<Option<q::AccountResponse>>>,
 }
 
 fn tamper_entry(e: &mut ProvenEntry, mode: u8) {
@@ -64,11 +69,31 @@ impl QueryService for Tamper {
         &self,
         r: Request<q::AccountRequest>,
     ) -> Result<Response<q::AccountResponse>, Status> {
-        let mut a = self.up.clone().account(r.into_inner()).await?.into_inner();
+        let req = r.into_inner();
+        let mut a = self.up.clone().account(req.clone()).await?.into_inner();
         let mode = self.mode.load(Ordering::SeqCst);
-        if mode == ANSWER {
-            a.nonce += 1;
+        let first = self.first.lock().expect("lock").clone();
+        match mode {
+            ANSWER => a.nonce += 1,
+            SWAP => {
+                let other = q::AccountRequest {
+                    pubkey: vec![0x5a; 32],
+                    prove: true,
+                };
+                let o = self.up.clone().account(other).await?.into_inner();
+                a.proof = o.proof;
+            }
+            REPLAY => {
+                if let Some(old) = first {
+                    a = old;
+                }
+            }
+            _ => {}
         }
+        self.first
+            .lock()
+            .expect("lock")
+            .get_or_insert_with(|| a.clone());
         if let Some(p) = a.proof.as_mut() {
             for e in p.entries.iter_mut().filter(|e| e.exists) {
                 tamper_entry(e, mode);
@@ -98,15 +123,103 @@ async fn start_proxy(node_url: String, port: u16) -> (String, Arc<AtomicU8>) {
     let svc = Tamper {
         up,
         mode: mode.clone(),
+        first: Arc::default(),
     };
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .expect("bind grpc proxy");
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(QueryServiceServer::new(svc))
-            .serve(addr),
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
     (format!("http://{addr}"), mode)
+}
+
+/// How the RPC proxy tampers with `/commit` answers above the trust root.
+const RPC_HONEST: u8 = 0;
+/// Every commit signature but the first made absent: 1 of 4 equal powers.
+const RPC_FEW_SIGNERS: u8 = 1;
+/// The header names another chain.
+const RPC_OTHER_CHAIN: u8 = 2;
+
+/// Tampers one `/commit` answer (JSON) per `mode`.
+fn tamper_commit(body: &mut Value, mode: u8) {
+    let sh = &mut body["result"]["signed_header"];
+    match mode {
+        RPC_FEW_SIGNERS => {
+            if let Some(sigs) = sh["commit"]["signatures"].as_array_mut() {
+                for s in sigs.iter_mut().skip(1) {
+                    *s = json!({"block_id_flag": 1, "validator_address": "",
+                        "timestamp": "0001-01-01T00:00:00Z", "signature": null});
+                }
+            }
+        }
+        RPC_OTHER_CHAIN => sh["header"]["chain_id"] = json!("another-chain"),
+        _ => {}
+    }
+}
+
+/// The height a request names (`?height=N`), if any.
+fn asked_height(path: &str) -> Option<u64> {
+    let q = path.split_once('?')?.1;
+    q.split('&')
+        .find_map(|kv| kv.strip_prefix("height="))
+        .and_then(|h| h.trim_matches('"').parse().ok())
+}
+
+/// Answers one HTTP request on `sock` from `upstream`, tampering with
+/// `/commit` above `root` per `mode`.
+async fn serve_rpc(mut sock: tokio::net::TcpStream, upstream: String, root: u64, mode: u8) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 65536 {
+        match sock.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&buf).into_owned();
+    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let Ok(resp) = reqwest::get(format!("{upstream}{path}")).await else {
+        return;
+    };
+    let mut text = resp.text().await.unwrap_or_default();
+    let tamper = path.starts_with("/commit") && asked_height(&path).is_some_and(|h| h > root);
+    if tamper && mode != RPC_HONEST {
+        if let Ok(mut v) = serde_json::from_str::<Value>(&text) {
+            tamper_commit(&mut v, mode);
+            text = v.to_string();
+        }
+    }
+    let out = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = sock.write_all(out.as_bytes()).await;
+    let _ = sock.shutdown().await;
+}
+
+/// A CometBFT RPC proxy in front of `upstream` on `port`.
+async fn start_rpc_proxy(upstream: String, port: u16, root: u64) -> (String, Arc<AtomicU8>) {
+    let mode = Arc::new(AtomicU8::new(RPC_HONEST));
+    let l = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .expect("bind rpc proxy");
+    let m = mode.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = l.accept().await {
+            tokio::spawn(serve_rpc(
+                sock,
+                upstream.clone(),
+                root,
+                m.load(Ordering::SeqCst),
+            ));
+        }
+    });
+    (format!("http://127.0.0.1:{port}"), mode)
 }
 
 struct Cli<'a> {
@@ -205,6 +318,7 @@ async fn abci_proof(net: &Localnet, key: &[u8], height: u64) -> ReadProof {
             exists: !value.is_empty(),
             value,
             proof,
+            ..Default::default()
         }],
         index_rows: vec![],
     }
@@ -312,6 +426,11 @@ async fn verified_reads_hold_against_headers_and_catch_a_tampering_proxy() {
             "an answer the proof does not give",
             "differs from the answer the proven values give",
         ),
+        (
+            SWAP,
+            "a valid proof of another key",
+            "the proof does not cover state key",
+        ),
     ] {
         mode.store(m, Ordering::SeqCst);
         let err = cli.fails(what, &cli.account_args(&proxy, &rpc1));
@@ -320,7 +439,51 @@ async fn verified_reads_hold_against_headers_and_catch_a_tampering_proxy() {
             "{what}: {err}"
         );
     }
+    // The first honest answer, replayed once its block is old, is refused
+    // as stale (and accepted under a looser bound).
+    mode.store(REPLAY, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let mut args = cli.account_args(&proxy, &rpc1);
+    args.extend_from_slice(&["--max-age-secs", "3"]);
+    let err = cli.fails("a replayed answer", &args);
+    assert!(
+        err.contains("verification failed") && err.contains("old; at most 3 s"),
+        "{err}"
+    );
+    let mut args = cli.account_args(&proxy, &rpc1);
+    args.extend_from_slice(&["--max-age-secs", "3600"]);
+    cli.ok("a replayed answer under a one-hour bound", &args);
     mode.store(HONEST, Ordering::SeqCst);
+
+    // Headers from a tampering RPC: signed by a quarter of the power, or
+    // naming another chain. The same read through an honest pass of the
+    // proxy verifies.
+    let (rpc_proxy, rpc_mode) = start_rpc_proxy(rpc1.clone(), 45901, 2).await;
+    cli.ok(
+        "account via the honest RPC proxy",
+        &cli.account_args(&grpc1, &rpc_proxy),
+    );
+    for (m, what, needles) in [
+        (
+            RPC_FEW_SIGNERS,
+            "a header signed by a quarter of the power",
+            &["not enough trust", "invalid", "needed more than"][..],
+        ),
+        (
+            RPC_OTHER_CHAIN,
+            "a header from another chain",
+            &["chain id mismatch"][..],
+        ),
+    ] {
+        rpc_mode.store(m, Ordering::SeqCst);
+        let err = cli.fails(what, &cli.account_args(&grpc1, &rpc_proxy));
+        assert!(
+            err.contains("verification failed: light client")
+                && needles.iter().any(|n| err.contains(n)),
+            "{what}: {err}"
+        );
+    }
+    rpc_mode.store(RPC_HONEST, Ordering::SeqCst);
 
     // A root outside its trusting period is refused.
     let root_hash = init["hash"].as_str().unwrap_or("").to_string();

@@ -91,6 +91,8 @@ fn wire(m: dpb::NewReleaseMessage) -> tpb::Action {
     tpb::Action {
         kind: Some(tpb::action::Kind::PublishRelease(dpb::PublishRelease {
             message: Some(m),
+            // Checked at execution, which this test does not reach.
+            publisher_signature: vec![0; 64],
         })),
     }
 }

@@ -138,9 +138,9 @@ pub fn setup_grants(w: &mut World, blocks: usize, small: bool) {
     w.setup_blocks(uploads);
     let owned = (0..cids)
         .map(|n| {
-            let publish = Action::PublishRelease(PublishRelease {
-                message: Box::new(stave::ddex::build::single(&grant_cid(n))),
-            });
+            let publish = Action::PublishRelease(PublishRelease::unsigned(
+                stave::ddex::build::single(&grant_cid(n)),
+            ));
             let (model, mut actions) = heavy_model(&owner(n), n, small);
             actions.insert(0, publish);
             actions.push(Action::SetPolicy(SetPolicy {

@@ -225,8 +225,21 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
                 .await?
                 .into_inner();
             let ok = v.check(&req, &a, answers::account).await?;
-            out.print(&with_verified(json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce, "next_nonce": a.next_nonce,
-                "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes, "quota": a.quota, "height": a.height}), ok));
+            let mut shown = json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce,
+                "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes,
+                "quota": a.quota, "height": a.height});
+            // next_nonce counts the node's mempool: never proven.
+            let key = if ok.is_some() {
+                "unverified"
+            } else {
+                "next_nonce"
+            };
+            shown[key] = if ok.is_some() {
+                json!({"next_nonce": a.next_nonce})
+            } else {
+                json!(a.next_nonce)
+            };
+            out.print(&with_verified(shown, ok));
         }
         QueryCmd::Kv(KvQuery::Get {
             signer,

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::rights::unhex;
 use super::rights_query::{PageOpts, QOpts};
-use super::tx::{submit, TxOpts};
+use super::tx::{submit_as, TxOpts};
 use super::Output;
 use crate::client::StaveClient;
 use crate::ddex::xml::{self, ImportOptions};
@@ -109,10 +109,19 @@ pub async fn run(cmd: ReleaseCmd, out: Output) -> anyhow::Result<()> {
                 out.print(&json!({"check": verdict, "message": message_json(&imported.message)}));
                 return Ok(());
             }
-            let action = Action::PublishRelease(PublishRelease {
-                message: Box::new(imported.message),
-            });
-            submit(vec![action], &args.opts, out).await
+            // The publisher signature is by the key that signs the tx, over
+            // the node's chain id.
+            let key = super::keys::load(&args.opts.keyring_dir, &args.opts.from)?;
+            let chain = StaveClient::connect(&args.opts.node)
+                .await?
+                .query
+                .status(crate::proto::query::StatusRequest {})
+                .await?
+                .into_inner()
+                .chain_id;
+            let action =
+                Action::PublishRelease(PublishRelease::signed(&key, &chain, imported.message));
+            submit_as(&key, vec![action], &args.opts, out).await
         }
     }
 }
@@ -185,7 +194,8 @@ pub fn record_json(r: &dpb::ReleaseRecord) -> Value {
         .collect();
     json!({"release_id": r.release_id, "version": r.version, "publisher": hex::encode(&r.publisher),
         "signer": hex::encode(&r.signer), "height": r.height, "timestamp": r.timestamp,
-        "parties": r.parties, "tracks": tracks, "message": message_json(&m)})
+        "parties": r.parties, "tracks": tracks, "message": message_json(&m),
+        "publisher_signature": hex::encode(&r.publisher_signature)})
 }
 
 /// `stave query release ID`.
@@ -262,6 +272,7 @@ pub async fn query_release(a: ReleaseQuery, out: Output) -> anyhow::Result<()> {
     let Some(rec) = r.release.filter(|_| r.found) else {
         anyhow::bail!("release {id} not found at height {}", r.height);
     };
+    check_publisher(ok.as_ref(), std::slice::from_ref(&rec))?;
     let m = rec.message.clone().unwrap_or_default();
     if a.ern {
         if let Some(ok) = &ok {
@@ -285,6 +296,22 @@ pub async fn query_release(a: ReleaseQuery, out: Output) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// With `--verify`: beyond the proofs, each record's publisher signature
+/// by its signer over its message, on the verified chain id.
+fn check_publisher(
+    ok: Option<&crate::proof::Verified>,
+    records: &[dpb::ReleaseRecord],
+) -> anyhow::Result<()> {
+    let Some(ok) = ok else {
+        return Ok(());
+    };
+    for rec in records {
+        crate::keyspaces::releases::sign::verify_record(&ok.chain_id, rec)
+            .map_err(|e| anyhow::anyhow!("verification failed: {e}"))?;
+    }
+    Ok(())
+}
+
 pub async fn query_releases(a: ReleasesQuery, out: Output) -> anyhow::Result<()> {
     let mut c = StaveClient::connect(&a.q.node).await?;
     let cursor = unhex("cursor", &a.p.cursor)?;
@@ -302,6 +329,7 @@ pub async fn query_releases(a: ReleasesQuery, out: Output) -> anyhow::Result<()>
                 a.q.v
                     .check(&req, &r, crate::grpc::answers::releases_by_cid)
                     .await?;
+            check_publisher(ok.as_ref(), &r.releases)?;
             r
         }
         (None, Some(_)) if a.q.v.verify => {

@@ -39,9 +39,16 @@ pub struct VerifyArgs {
     pub trust_file: String,
     /// With --trust-height: how long the root stays usable. Keep it below
     /// the chain's unbonding period.
-    #[arg(long, default_value_t = 168)]
+    #[arg(long, default_value_t = DEFAULT_TRUSTING_HOURS)]
     pub trusting_period_hours: u64,
+    /// Refuse a verified read whose block is older than this (a replayed
+    /// answer); 0: no bound.
+    #[arg(long, default_value_t = crate::proof::client::DEFAULT_MAX_AGE.as_secs())]
+    pub max_age_secs: u64,
 }
+
+/// `--trusting-period-hours` by default: the light client's default.
+pub const DEFAULT_TRUSTING_HOURS: u64 = crate::light::DEFAULT_TRUSTING_PERIOD.as_secs() / 3600;
 
 /// `stave light …`.
 #[derive(clap::Subcommand, Debug)]
@@ -55,7 +62,7 @@ pub enum LightCmd {
         height: Option<u64>,
         #[arg(long, env = "STAVE_TRUST_FILE", default_value_t = default_trust_file())]
         trust_file: String,
-        #[arg(long, default_value_t = 168)]
+        #[arg(long, default_value_t = DEFAULT_TRUSTING_HOURS)]
         trusting_period_hours: u64,
     },
 }
@@ -125,7 +132,8 @@ impl VerifyArgs {
             return Ok(None);
         }
         let light = self.light().await?;
-        let v = verify_answer(&light, req, answer, f)
+        let max_age = (self.max_age_secs > 0).then(|| Duration::from_secs(self.max_age_secs));
+        let v = verify_answer(&light, req, answer, f, max_age)
             .await
             .map_err(|e| anyhow::anyhow!("verification failed: {e}"))?;
         Ok(Some(v))
@@ -137,7 +145,8 @@ pub fn with_verified(mut v: Value, ok: Option<Verified>) -> Value {
     if let (Some(ok), Some(obj)) = (ok, v.as_object_mut()) {
         obj.insert(
             "verified".into(),
-            json!({"chain_id": ok.chain_id, "height": ok.height, "app_hash": ok.app_hash, "proven_keys": ok.proven_keys}),
+            json!({"chain_id": ok.chain_id, "height": ok.height, "app_hash": ok.app_hash,
+                "block_time_ns": ok.block_time_ns, "proven_keys": ok.proven_keys}),
         );
     }
     v

@@ -158,6 +158,11 @@ pub struct StaveClient {
     >,
 }
 
+/// The largest answer the read clients accept: a proven page carries each
+/// value twice and up to [`crate::proof::MAX_PROVEN_KEYS`] proofs of a few
+/// KB each, well past tonic's 4 MiB default.
+pub const MAX_PROVEN_ANSWER: usize = 32 << 20;
+
 impl StaveClient {
     /// Connects to `http://host:port`.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
@@ -173,15 +178,19 @@ impl StaveClient {
             .map_err(|e| anyhow::anyhow!("connecting to {url}: {e}"))?;
         Ok(StaveClient {
             tx: TxServiceClient::new(channel.clone()),
-            query: QueryServiceClient::new(channel.clone()),
+            query: QueryServiceClient::new(channel.clone())
+                .max_decoding_message_size(MAX_PROVEN_ANSWER),
             governance:
                 crate::proto::governance::governance_service_client::GovernanceServiceClient::new(
                     channel.clone(),
-                ),
+                )
+                .max_decoding_message_size(MAX_PROVEN_ANSWER),
             rights: crate::proto::rights::rights_service_client::RightsServiceClient::new(
                 channel.clone(),
-            ),
-            kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel.clone()),
+            )
+            .max_decoding_message_size(MAX_PROVEN_ANSWER),
+            kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel.clone())
+                .max_decoding_message_size(MAX_PROVEN_ANSWER),
             content: crate::proto::content::content_service_client::ContentServiceClient::new(
                 channel,
             )

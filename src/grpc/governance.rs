@@ -8,8 +8,8 @@ use tonic::{Request, Response, Status};
 
 use super::answers;
 use super::query::{answer, blocking, internal, key32, read};
-use crate::keyspaces::groups::{self};
-use crate::keyspaces::takedowns::{self};
+use crate::keyspaces::groups;
+use crate::keyspaces::takedowns;
 use crate::keyspaces::validators::{query, ValidatorsRead};
 use crate::proto::governance::{
     governance_service_server::GovernanceService, FlagsRequest, FlagsResponse, GetTakedownRequest,

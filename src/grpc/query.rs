@@ -80,7 +80,12 @@ where
         }
         let rec = crate::proof::Recorder::new(&view);
         let mut out = f(&rec, &req, height)?;
-        let proof = crate::proof::prove(&store, &view, height, rec).map_err(internal)?;
+        let proof = crate::proof::prove(&store, &view, height, rec).map_err(|e| match e {
+            crate::proof::ProveError::Store(s) => internal(s),
+            e @ crate::proof::ProveError::TooLarge { .. } => {
+                Status::resource_exhausted(e.to_string())
+            }
+        })?;
         out.set_proof(Some(proof));
         Ok(Response::new(out))
     })

@@ -80,6 +80,19 @@ impl LightClient {
         }
     }
 
+    /// The verified headers at `height` and `height + 1`, the header whose
+    /// app hash commits to the state after `height`: `height + 1` is
+    /// verified from the root, `height` by its hash link from it.
+    pub async fn verified_pair(&self, height: u64) -> Result<(Header, Header), LightError> {
+        let next_height = height.checked_add(1).ok_or(LightError::AboveBounds {
+            height,
+            max: u64::MAX - 1,
+        })?;
+        let next = self.verified_header(next_height).await?;
+        let this = self.backward(next.clone(), height).await?;
+        Ok((this, next))
+    }
+
     /// The light block at the root's height, checked against the root
     /// (hash, chain id, validator sets, trusting period at `now`).
     pub async fn root_block(&self, now: Time) -> Result<LightBlock, LightError> {

@@ -17,7 +17,7 @@
 //!   - above the root, *skipping verification* (tendermint-rs's
 //!     `ProdVerifier::verify_update_header`): the target's commit must be
 //!     signed by more than 2/3 of its own validator set, and validators
-//!     holding more than the trust level (1/3) of the trusted block's
+//!     holding more than the trust level (2/3 by default) of the trusted block's
 //!     next validator set must have signed it too; when they have not
 //!     ([`LightError::NotEnoughTrust`]), bisect at the midpoint, like the
 //!     tendermint light client, within [`MAX_FORWARD_FETCHES`] fetches;
@@ -25,14 +25,18 @@
 //!     the `last_block_id.hash` of the (already verified) header at `h`,
 //!     for at most [`MAX_BACKWARD_STEPS`] steps.
 //! - **Trusting period**: a root is only usable while `root header time +
-//!   trusting period > now` (default 168 h, CometBFT's state-sync
-//!   `trust_period` default). It must be shorter than the chain's unbonding
-//!   period: past it, validators that signed the root may have unbonded and
-//!   could sign a fork at no cost. Refresh the trust file before it expires.
+//!   trusting period > now` (default 24 h). On a chain with stake it must
+//!   be shorter than the unbonding period, so that validators who signed
+//!   the root are still accountable. Stave has no stake to slash and
+//!   unbonds in `unbonding_blocks` (10 by default), so nothing makes a past
+//!   validator accountable: hence the short default period and the 2/3
+//!   trust level, under which a fork must be signed by more than 2/3 of a
+//!   validator set this client trusted (CometBFT's default is 1/3 over
+//!   168 h, which assumes slashing). Refresh the trust file before it expires.
 //!
 //! The node could still withhold data (fail requests); it cannot make this
 //! client accept a header that the trusted validators did not sign, short
-//! of more than 1/3 of them (by power) signing a fork.
+//! of more than 2/3 of them (by power) signing a fork.
 //!
 //! Only `http://` RPC URLs work: reqwest is built without a TLS backend.
 
@@ -63,8 +67,8 @@ pub const MAX_BACKWARD_STEPS: u64 = 10_000;
 /// Timeout of one RPC request.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Default trusting period: 168 h, like CometBFT's state-sync `trust_period`.
-pub const DEFAULT_TRUSTING_PERIOD: Duration = Duration::from_secs(168 * 3600);
+/// Default trusting period: 24 h (see the module doc for why not 168 h).
+pub const DEFAULT_TRUSTING_PERIOD: Duration = Duration::from_secs(24 * 3600);
 
 /// Default tolerated clock drift between this machine and block times.
 pub const DEFAULT_CLOCK_DRIFT: Duration = Duration::from_secs(10);
@@ -75,7 +79,7 @@ pub struct LightOptions {
     /// How long a trusted header stays usable as a starting point.
     pub trusting_period: Duration,
     /// Share of the trusted validator set's power that must sign a skipped-to
-    /// header (default 1/3).
+    /// header (default 2/3).
     pub trust_level: TrustThreshold,
     /// How far in the future a header's time may be, relative to `now`.
     pub clock_drift: Duration,
@@ -85,7 +89,7 @@ impl Default for LightOptions {
     fn default() -> Self {
         Self {
             trusting_period: DEFAULT_TRUSTING_PERIOD,
-            trust_level: TrustThreshold::ONE_THIRD,
+            trust_level: TrustThreshold::TWO_THIRDS,
             clock_drift: DEFAULT_CLOCK_DRIFT,
         }
     }

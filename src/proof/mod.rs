@@ -2,6 +2,7 @@
 //! through a [`Recorder`], which notes every state key the query looked at
 //! and every index row it walked. The node answers with the result and a
 //! `ReadProof`: each state key's value (or absence) with an ICS23 proof
+//! (or jmt's own proof, where ICS23 cannot hold: empty values)
 //! against the app hash at the read's height, plus the index rows.
 //!
 //! A client checks it without trusting the node:
@@ -19,7 +20,10 @@ mod proven;
 mod record;
 mod verify;
 
+#[cfg(test)]
+mod tests;
+
 pub use client::{verify_answer, Verified};
 pub use proven::Proven;
-pub use record::{prove, Recorder};
+pub use record::{prove, ProveError, Recorder, MAX_INDEX_ROWS, MAX_PROVEN_KEYS};
 pub use verify::{check_entries, replay, VerifyError};

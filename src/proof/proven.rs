@@ -112,15 +112,22 @@ impl QueryRead for Proven {
         before: Option<&[u8]>,
         limit: usize,
     ) -> Result<Rows, StoreError> {
+        // As the store does: from `before` when it is under the prefix,
+        // else from the prefix's top (`prefix ‖ 0xff × 64`); rows at or
+        // past `before` are skipped either way.
         let upper = match before {
             Some(b) if b.starts_with(prefix) => Bound::Excluded(b.to_vec()),
-            _ => Bound::Unbounded,
+            _ => {
+                let mut top = prefix.to_vec();
+                top.extend_from_slice(&[0xff; 64]);
+                Bound::Included(top)
+            }
         };
         let it = self
             .map(space)
             .range((Bound::Included(prefix.to_vec()), upper))
             .rev()
-            .skip_while(|(k, _)| !k.starts_with(prefix));
+            .filter(|(k, _)| before.is_none_or(|b| k.as_slice() < b));
         Ok(collect(it, prefix, limit))
     }
 }

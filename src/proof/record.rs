@@ -83,6 +83,25 @@ impl QueryRead for Recorder<'_> {
     }
 }
 
+/// The most state keys one proven read may prove (each costs a tree walk
+/// and about 1–3 KB on the wire).
+pub const MAX_PROVEN_KEYS: usize = 4096;
+/// The most index rows one proven read may ship.
+pub const MAX_INDEX_ROWS: usize = 20_000;
+
+/// Why a read could not be proven.
+#[derive(Debug, thiserror::Error)]
+pub enum ProveError {
+    #[error(
+        "the read touched {keys} state keys and {index_rows} index rows; a proven read may \
+         prove at most {MAX_PROVEN_KEYS} keys and ship {MAX_INDEX_ROWS} index rows: ask for \
+         a smaller page or a narrower selector"
+    )]
+    TooLarge { keys: usize, index_rows: usize },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// The proof of everything `rec` saw, at `height` (the view's committed
 /// height), read through the same snapshot as the query.
 ///
@@ -94,27 +113,50 @@ pub fn prove(
     view: &View<'_>,
     height: u64,
     rec: Recorder<'_>,
-) -> Result<pb::ReadProof, StoreError> {
+) -> Result<pb::ReadProof, ProveError> {
     let state = rec.state.into_inner();
+    let index = rec.index.into_inner();
+    if state.len() > MAX_PROVEN_KEYS || index.len() > MAX_INDEX_ROWS {
+        return Err(ProveError::TooLarge {
+            keys: state.len(),
+            index_rows: index.len(),
+        });
+    }
+    let root = store
+        .root_at(height)?
+        .ok_or_else(|| StoreError::Tree(format!("no root at height {height}")))?;
     let mut entries = Vec::with_capacity(state.len());
     for (key, read) in state {
-        let (value, proof) = store.prove_in(view, &key, height)?;
+        // ICS23 refuses an empty value, the key's own or a neighbour's in a
+        // proof of absence, and has no proof in an empty tree: there jmt's
+        // own proof is sent.
+        let (value, proof, jmt_proof) = match store.prove_in(view, &key, height) {
+            Ok((value, proof))
+                if super::verify::ics23_holds(&proof, &key, value.as_deref(), &root) =>
+            {
+                (value, proof.encode_to_vec(), Vec::new())
+            }
+            _ => {
+                let (value, jmt_proof) = store.prove_jmt_in(view, &key, height)?;
+                (value, Vec::new(), jmt_proof)
+            }
+        };
         if value != read {
             return Err(StoreError::Tree(format!(
                 "key {} reads differently from the tree at {height}",
                 hex::encode(&key)
-            )));
+            ))
+            .into());
         }
         entries.push(pb::ProvenEntry {
             exists: value.is_some(),
             value: value.unwrap_or_default(),
-            proof: proof.encode_to_vec(),
+            proof,
+            jmt_proof,
             key,
         });
     }
-    let index_rows = rec
-        .index
-        .into_inner()
+    let index_rows = index
         .into_iter()
         .map(|(key, v)| pb::IndexRow {
             key,

@@ -32,6 +32,15 @@ pub enum VerifyError {
     Mismatch { diff: String },
     #[error("light client: {0}")]
     Light(String),
+    #[error(
+        "the read is of height {height}, whose block is {age_secs} s old; at most {max_age_secs} s \
+         is accepted (a replayed answer?): read again, or pass a larger --max-age-secs"
+    )]
+    Stale {
+        height: u64,
+        age_secs: i64,
+        max_age_secs: u64,
+    },
 }
 
 fn claim(e: &pb::ProvenEntry) -> &'static str {
@@ -42,7 +51,7 @@ fn claim(e: &pb::ProvenEntry) -> &'static str {
     }
 }
 
-/// Checks every entry's ICS23 proof against `app_hash` (the app hash of
+/// Checks every entry's proof (ICS23, or jmt's) against `app_hash` (the app hash of
 /// `proof.height`, from the verified header at `height + 1`), and returns
 /// the proven state to replay the read over. `block_time_ns` is the
 /// verified time of block `height`, for reads that depend on it.
@@ -55,37 +64,76 @@ pub fn check_entries(
     app_hash: &[u8],
     block_time_ns: Option<i64>,
 ) -> Result<Proven, VerifyError> {
-    let spec = jmt::ics23_spec();
     let mut seen = std::collections::BTreeSet::new();
     for e in &proof.entries {
-        let key = || hex::encode(&e.key);
         if !seen.insert(e.key.as_slice()) {
-            return Err(VerifyError::Duplicate { key: key() });
+            return Err(VerifyError::Duplicate {
+                key: hex::encode(&e.key),
+            });
         }
-        let cp = ics23::CommitmentProof::decode(e.proof.as_slice()).map_err(|err| {
-            VerifyError::Decode {
-                key: key(),
-                reason: err.to_string(),
-            }
-        })?;
-        let root = app_hash.to_vec();
-        let ok = if e.exists {
-            ics23::verify_membership::<ics23::HostFunctionsManager>(
-                &cp, &spec, &root, &e.key, &e.value,
-            )
-        } else {
-            ics23::verify_non_membership::<ics23::HostFunctionsManager>(&cp, &spec, &root, &e.key)
-        };
-        if !ok {
+        if !holds(e, app_hash)? {
             return Err(VerifyError::BadProof {
-                key: key(),
+                key: hex::encode(&e.key),
                 claim: claim(e),
                 app_hash: hex::encode(app_hash),
                 height: proof.height,
             });
         }
     }
+    let mut rows = std::collections::BTreeSet::new();
+    for r in &proof.index_rows {
+        if !rows.insert(r.key.as_slice()) {
+            return Err(VerifyError::Duplicate {
+                key: hex::encode(&r.key),
+            });
+        }
+    }
     Ok(Proven::new(proof, block_time_ns))
+}
+
+/// Whether `e`'s proof holds against `app_hash`: jmt's own proof when
+/// the node sent one (ICS23 cannot carry an empty value, the key's or a
+/// neighbour's), else ICS23 under jmt's spec. Both bind the same root.
+fn holds(e: &pb::ProvenEntry, app_hash: &[u8]) -> Result<bool, VerifyError> {
+    let decode = |reason: String| VerifyError::Decode {
+        key: hex::encode(&e.key),
+        reason,
+    };
+    if !e.jmt_proof.is_empty() {
+        let p: jmt::proof::SparseMerkleProof<sha2::Sha256> =
+            borsh::from_slice(&e.jmt_proof).map_err(|err| decode(err.to_string()))?;
+        let Ok(root) = <[u8; 32]>::try_from(app_hash) else {
+            return Ok(false);
+        };
+        let key = jmt::KeyHash::with::<sha2::Sha256>(&e.key);
+        let value = e.exists.then_some(e.value.as_slice());
+        return Ok(p.verify(jmt::RootHash(root), key, value).is_ok());
+    }
+    let cp = ics23::CommitmentProof::decode(e.proof.as_slice())
+        .map_err(|err| decode(err.to_string()))?;
+    Ok(ics23_holds(
+        &cp,
+        &e.key,
+        e.exists.then_some(e.value.as_slice()),
+        app_hash,
+    ))
+}
+
+/// Whether an ICS23 proof of `key` (holding `value`, or absent) holds
+/// against `root` under jmt's spec.
+pub(super) fn ics23_holds(
+    cp: &ics23::CommitmentProof,
+    key: &[u8],
+    value: Option<&[u8]>,
+    root: &[u8],
+) -> bool {
+    let (spec, root) = (jmt::ics23_spec(), root.to_vec());
+    match value {
+        Some(v) => {
+            ics23::verify_membership::<ics23::HostFunctionsManager>(cp, &spec, &root, key, v)
+        }
+        None => ics23::verify_non_membership::<ics23::HostFunctionsManager>(cp, &spec, &root, key),
+    }
 }
 
 /// Replays a read over `proven` and requires the node's `answer`, proof

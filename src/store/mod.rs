@@ -64,11 +64,13 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// 11: `chain/id` and `chain/evidence_max_age_blocks` are in verifiable
 /// state (a store without them cannot be snapshotted for state sync), and
 /// the `restore` column family exists.
+/// 12: KV token records keep `replaces` and release records keep the
+/// publisher signature (consensus changes: a new chain).
 /// A store of another version is refused at open,
 /// never read under the wrong layout. A new protobuf field is not a layout
 /// change (validator records' `client_endpoint`: a record without it reads
 /// as empty, and an empty one encodes to the same bytes as before).
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

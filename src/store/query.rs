@@ -86,6 +86,30 @@ impl ChainStore {
             .map_err(|e| StoreError::Tree(format!("proof at {height}: {e:#}")))
     }
 
+    /// `key`'s value at `height` with its jmt-native proof (borsh-encoded
+    /// `SparseMerkleProof<Sha256>`), read through `view`'s snapshot: for
+    /// what ICS23 cannot carry (empty values, an empty tree).
+    ///
+    /// # Errors
+    /// [`StoreError::Tree`] when the version is missing or the read fails.
+    pub fn prove_jmt_in(
+        &self,
+        view: &super::View<'_>,
+        key: &[u8],
+        height: u64,
+    ) -> Result<(Option<Vec<u8>>, Vec<u8>), StoreError> {
+        let reader = DbTreeReader {
+            db: self.db(),
+            snap: Some(view.snapshot()),
+        };
+        let (value, proof) = JellyfishMerkleTree::<_, Hasher>::new(&reader)
+            .get_with_proof(key_hash(key), height)
+            .map_err(|e| StoreError::Tree(format!("jmt proof at {height}: {e:#}")))?;
+        let bytes = borsh::to_vec(&proof)
+            .map_err(|e| StoreError::Tree(format!("jmt proof encoding: {e}")))?;
+        Ok((value, bytes))
+    }
+
     /// The root hash of a committed version.
     pub fn root_at(&self, height: u64) -> Result<Option<[u8; 32]>, StoreError> {
         let view = self.view();

@@ -37,7 +37,9 @@ pub fn sign_tx(
     sign_tx_with_gas(key, chain_id, nonce, actions, memo, DEFAULT_GAS_LIMIT)
 }
 
-/// Encodes and signs a tx declaring `gas_limit`.
+/// Encodes and signs a tx declaring `gas_limit`. A `PublishRelease` left
+/// unsigned ([`crate::keyspaces::releases::PublishRelease::unsigned`]) is
+/// signed here by `key` as its publisher, on `chain_id`.
 pub fn sign_tx_with_gas(
     key: &SigningKey,
     chain_id: &str,
@@ -46,11 +48,19 @@ pub fn sign_tx_with_gas(
     memo: &str,
     gas_limit: u64,
 ) -> Vec<u8> {
+    let actions = actions.into_iter().map(|a| match a {
+        Action::PublishRelease(mut p) if p.publisher_signature == [0; 64] => {
+            p.publisher_signature =
+                crate::keyspaces::releases::sign::sign(key, chain_id, &p.message);
+            Action::PublishRelease(p)
+        }
+        a => a,
+    });
     let body = pb::TxBody {
         chain_id: chain_id.to_string(),
         signer: key.verifying_key().to_bytes().to_vec(),
         nonce,
-        actions: actions.into_iter().map(pb::Action::from).collect(),
+        actions: actions.map(pb::Action::from).collect(),
         memo: memo.to_string(),
         gas_limit,
     };

@@ -163,6 +163,9 @@ pub enum Code {
     /// A MessageCreatedDateTime further past the block time than
     /// `rights.max_message_clock_skew_secs`.
     FutureRelease = 126,
+    /// The publisher signature over (chain id, recording cids, sha256 of
+    /// the message) does not verify under the tx's signer.
+    ReleaseSignature = 127,
     /// The token signature does not verify under its controller.
     KvTokenForged = 300,
     /// The controller is not lowercase hex of a valid, non-weak ed25519 key.
@@ -328,6 +331,7 @@ impl Code {
             Code::OverlappingDeals => "OVERLAPPING_DEALS",
             Code::StaleRelease => "STALE_RELEASE",
             Code::FutureRelease => "FUTURE_RELEASE",
+            Code::ReleaseSignature => "RELEASE_SIGNATURE",
             Code::KvTokenForged => "KV_TOKEN_FORGED",
             Code::KvBadController => "KV_BAD_CONTROLLER",
             Code::KvTokenReplayed => "KV_TOKEN_REPLAYED",
@@ -372,7 +376,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 109] = [
+    pub const ALL: [Code; 110] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -442,6 +446,7 @@ impl Code {
         Code::OverlappingDeals,
         Code::StaleRelease,
         Code::FutureRelease,
+        Code::ReleaseSignature,
         Code::KvTokenForged,
         Code::KvBadController,
         Code::KvTokenReplayed,

@@ -110,9 +110,9 @@ pub fn manifest(
 /// `PublishRelease` of a one-track release of `cid` (ICPN derived from
 /// it) with one worldwide deal for streams and downloads.
 pub fn publish_single(cid: &[u8]) -> stave::tx::Action {
-    stave::tx::Action::PublishRelease(stave::keyspaces::releases::PublishRelease {
-        message: Box::new(stave::ddex::build::single(cid)),
-    })
+    stave::tx::Action::PublishRelease(stave::keyspaces::releases::PublishRelease::unsigned(
+        stave::ddex::build::single(cid),
+    ))
 }
 
 /// Polls `node`'s CheckAccess for `consumer` on `cid` from `territory`

@@ -103,9 +103,7 @@ pub fn publish(cid: &[u8]) -> Action {
 }
 
 pub fn publish_msg(message: NewReleaseMessage) -> Action {
-    Action::PublishRelease(PublishRelease {
-        message: Box::new(message),
-    })
+    Action::PublishRelease(PublishRelease::unsigned(message))
 }
 
 pub fn grant(cid: &[u8], to: u8, role: pb::Role, scope: Option<pb::Scope>) -> Action {

@@ -19,6 +19,7 @@ mod keys;
 mod publish;
 pub mod query;
 mod rebuild;
+pub mod sign;
 mod state;
 mod update;
 

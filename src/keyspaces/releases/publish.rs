@@ -4,15 +4,18 @@
 //! 1. the message is validated ([`crate::ddex::validate`]: identifiers,
 //!    references, territories, use types, deals that must not overlap, the
 //!    genesis caps), and the overlap check's work is charged as gas;
-//! 2. an id already on chain makes this an update ([`super::update`]: the
+//! 2. the publisher signature by the signer over (chain id, recording
+//!    cids, sha256 of the message) verifies ([`super::sign`];
+//!    `RELEASE_SIGNATURE`);
+//! 3. an id already on chain makes this an update ([`super::update`]: the
 //!    signer, then the order);
-//! 3. its `MessageCreatedDateTime` is at most
+//! 4. its `MessageCreatedDateTime` is at most
 //!    `rights.max_message_clock_skew_secs` past the block time
 //!    (`FUTURE_RELEASE`);
-//! 4. for every track's cid the signer is its uploader or an `OWNER`
+//! 5. for every track's cid the signer is its uploader or an `OWNER`
 //!    (`UNKNOWN_CID`, `NOT_UPLOADER`), and the cid is in at most
 //!    `rights.max_releases_per_cid` releases;
-//! 5. the record, one `releases_by_cid/` row per track and one
+//! 6. the record (with the signature), one `releases_by_cid/` row per track and one
 //!    `releases_by_party/` row per party are written and charged to the
 //!    signer; each track's upload becomes `PUBLISHED`, and a signer holding
 //!    no entitlement on a track is granted `OWNER` on it.
@@ -31,18 +34,50 @@ use crate::proto::rights as rpb;
 use crate::store::StateWrite;
 use crate::tx::TxError;
 
-/// Domain form of `stave.ddex.v1.PublishRelease`: the message is present.
+/// Domain form of `stave.ddex.v1.PublishRelease`: the message is present
+/// and the publisher signature is 64 bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublishRelease {
     /// Boxed: a release is far larger than any other action.
     pub message: Box<pb::NewReleaseMessage>,
+    /// The signer's signature over the release ([`super::sign`]).
+    pub publisher_signature: [u8; 64],
+}
+
+impl PublishRelease {
+    /// `message` with its publisher signature left for
+    /// [`crate::tx::build::sign_tx_with_gas`] to make with the tx's key.
+    pub fn unsigned(message: pb::NewReleaseMessage) -> Self {
+        PublishRelease {
+            message: Box::new(message),
+            publisher_signature: [0; 64],
+        }
+    }
+
+    /// `message` signed by `key` (the key that will sign the tx) for
+    /// `chain_id`.
+    pub fn signed(
+        key: &ed25519_dalek::SigningKey,
+        chain_id: &str,
+        message: pb::NewReleaseMessage,
+    ) -> Self {
+        PublishRelease {
+            publisher_signature: super::sign::sign(key, chain_id, &message),
+            message: Box::new(message),
+        }
+    }
 }
 
 impl TryFrom<pb::PublishRelease> for PublishRelease {
     type Error = String;
     fn try_from(p: pb::PublishRelease) -> Result<Self, String> {
+        let n = p.publisher_signature.len();
         Ok(PublishRelease {
             message: Box::new(p.message.ok_or("publish_release has no message")?),
+            publisher_signature: p
+                .publisher_signature
+                .try_into()
+                .map_err(|_| format!("publish_release publisher_signature is {n} bytes, not 64"))?,
         })
     }
 }
@@ -51,6 +86,7 @@ impl From<PublishRelease> for pb::PublishRelease {
     fn from(p: PublishRelease) -> Self {
         pb::PublishRelease {
             message: Some(*p.message),
+            publisher_signature: p.publisher_signature.to_vec(),
         }
     }
 }
@@ -106,6 +142,13 @@ impl PublishRelease {
         let v = validate(&self.message, &ctx.params.rights.release_caps())
             .map_err(RightsError::from)?;
         state.charge_gas(crate::gas::Work::EvalOps(v.work))?;
+        super::sign::verify(
+            &ctx.chain_id,
+            &v.release_id,
+            &self.message,
+            &ctx.signer,
+            &self.publisher_signature,
+        )?;
         let old = state.release(&v.release_id)?;
         if let Some(old) = &old {
             update::check(state, ctx, old, &v, &self.message)?;
@@ -138,6 +181,7 @@ impl PublishRelease {
             timestamp: block_secs(ctx.time_ns),
             height: ctx.height,
             parties: v.parties.clone(),
+            publisher_signature: self.publisher_signature.to_vec(),
         };
         let mut bytes = record_bytes(&record);
         state.put_release(&record);

@@ -33,6 +33,12 @@ pub enum RightsError {
     LastOwner { cid: String, pubkey: String },
     #[error("upload manifest signature by {uploader} does not verify")]
     ManifestSignature { uploader: String },
+    #[error("publisher signature on release {release_id} by {signer} does not verify over chain {chain_id}")]
+    ReleaseSignature {
+        release_id: String,
+        signer: String,
+        chain_id: String,
+    },
     #[error("signer {signer} may not complete this upload: {reason}")]
     NotProcessingValidator { signer: String, reason: String },
     #[error("invalid ERN: {0}")]
@@ -120,6 +126,7 @@ impl RightsError {
             RightsError::AccessDenied(_) => Code::AccessDenied,
             RightsError::LastOwner { .. } => Code::LastOwner,
             RightsError::ManifestSignature { .. } => Code::ManifestSignature,
+            RightsError::ReleaseSignature { .. } => Code::ReleaseSignature,
             RightsError::NotProcessingValidator { .. } => Code::NotProcessingValidator,
             RightsError::InvalidErn(_) => Code::InvalidErn,
             RightsError::InvalidTerritory(_) => Code::InvalidTerritory,

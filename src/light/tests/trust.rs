@@ -74,10 +74,10 @@ fn trust_file_with_a_bad_hash_is_rejected() {
 #[test]
 fn default_options_match_the_brief() {
     let o = LightOptions::default();
-    assert_eq!(o.trusting_period, Duration::from_secs(168 * 3600));
+    assert_eq!(o.trusting_period, Duration::from_secs(24 * 3600));
     assert_eq!(o.clock_drift, Duration::from_secs(10));
     assert_eq!(
         (o.trust_level.numerator(), o.trust_level.denominator()),
-        (1, 3)
+        (2, 3)
     );
 }

@@ -2,8 +2,11 @@
 //! token indexes: the smallest posting list drives, the other selectors
 //! filter; `any` over tags alone is a k-way merge of the tag lists. No scans.
 //! A lookup's cost is bounded (review m8): `skip` is at most [`MAX_SKIP`],
-//! and one lookup reads at most [`MAX_SCANNED`] index rows and tokens; past
-//! that it is refused (narrow the selectors, or page with `skip`).
+//! and one lookup reads at most [`MAX_SCANNED`] index rows, tokens and
+//! tuple records; past that it is refused (narrow the selectors, or page
+//! with `skip`). Index rows only nominate tokens: each returned token is
+//! checked against its tuple record (live) and the selectors, so a proven
+//! lookup cannot be fed a stale or unmatched token.
 
 use std::collections::VecDeque;
 
@@ -17,7 +20,7 @@ pub const DEFAULT_LIMIT: u32 = 50;
 pub const MAX_LIMIT: u32 = 1000;
 /// The largest `skip` of a lookup.
 pub const MAX_SKIP: u64 = 10_000;
-/// Index rows and tokens one lookup may read.
+/// Index rows, tokens and tuple records one lookup may read.
 pub const MAX_SCANNED: usize = 50_000;
 /// Tags one lookup may name (a token carries at most 16).
 pub const MAX_LOOKUP_TAGS: usize = 16;
@@ -50,7 +53,7 @@ pub enum LookupError {
     SkipTooLarge(u64),
     #[error("{0} tags are over the maximum of {MAX_LOOKUP_TAGS}")]
     TooManyTags(usize),
-    #[error("the lookup read {read} index rows and tokens, over the maximum of {MAX_SCANNED}; narrow the selectors")]
+    #[error("the lookup read {read} index rows, tokens and tuple records, over the maximum of {MAX_SCANNED}; narrow the selectors")]
     ScanLimit { read: usize },
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -59,7 +62,8 @@ pub enum LookupError {
 /// One posting list read in pages, in either direction.
 struct Cursor<'v> {
     view: &'v dyn QueryRead,
-    /// Rows read by every cursor of this lookup, with the tokens read.
+    /// Rows read by every cursor of this lookup, with the tokens and tuple
+    /// records read.
     read: &'v std::cell::Cell<usize>,
     prefix: Vec<u8>,
     desc: bool,
