@@ -24,6 +24,13 @@ async fn a_release_keeps_a_publisher_signature_anyone_can_check() {
     .await
     .ok();
     let m = release_of(b"cid-1");
+    // CheckTx refuses a bad signature before the mempool takes the tx.
+    let raw = inproc::signed(UPLOADER, 0, vec![signed_by(STRANGER, CHAIN, m.clone())]);
+    let r = w.node.check_tx(raw, false).await;
+    assert_eq!(r.code.value(), Code::ReleaseSignature.value(), "{}", r.log);
+    let raw = inproc::signed(UPLOADER, 0, vec![signed_by(UPLOADER, CHAIN, m.clone())]);
+    let r = w.node.check_tx(raw, false).await;
+    assert!(r.code.is_ok(), "{}", r.log);
     w.refused(
         UPLOADER,
         vec![signed_by(STRANGER, CHAIN, m.clone())],

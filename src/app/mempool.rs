@@ -17,6 +17,25 @@ use crate::keyspaces::params::Params;
 use crate::store::{ChainStore, StoreError};
 use crate::tx::{DecodedTx, TxError};
 
+/// Each release's publisher signature, checked before the tx takes a place
+/// in the mempool (node-local policy: execution checks it again, which is
+/// what consensus relies on, and covers a proposer that includes a bad one).
+fn check_release_signatures(tx: &DecodedTx, chain_id: &str) -> Result<(), TxError> {
+    for a in &tx.actions {
+        if let crate::tx::Action::PublishRelease(p) = a {
+            let id = crate::ddex::validate::release_id_of(&p.message).unwrap_or_default();
+            crate::keyspaces::releases::sign::verify(
+                chain_id,
+                &id,
+                &p.message,
+                &tx.signer,
+                &p.publisher_signature,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// New tx, or a recheck after a commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckKind {
@@ -198,6 +217,10 @@ impl Mempool {
             .map_err(|e| TxOutcome::err(Some(tx.id), &e))?;
         self.check_work(&tx, &params)
             .map_err(|e| TxOutcome::err(Some(tx.id), &e).with_gas(tx.gas_limit, 0))?;
+        if kind == CheckKind::New {
+            check_release_signatures(&tx, &chain_id)
+                .map_err(|e| TxOutcome::err(Some(tx.id), &e).with_gas(tx.gas_limit, 0))?;
+        }
         Ok((tx, keep))
     }
 

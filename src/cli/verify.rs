@@ -37,8 +37,8 @@ pub struct VerifyArgs {
     /// The trust file written by `stave light init`.
     #[arg(long, env = "STAVE_TRUST_FILE", default_value_t = default_trust_file())]
     pub trust_file: String,
-    /// With --trust-height: how long the root stays usable. Keep it below
-    /// the chain's unbonding period.
+    /// With --trust-height: how long the root stays usable. Stave has no
+    /// stake to slash, so keep it short (docs/verified-reads.md).
     #[arg(long, default_value_t = DEFAULT_TRUSTING_HOURS)]
     pub trusting_period_hours: u64,
     /// Refuse a verified read whose block is older than this (a replayed

@@ -57,10 +57,9 @@ where
         });
     }
     let light_err = |e: crate::light::LightError| VerifyError::Light(e.to_string());
-    let next_height = height.checked_add(1).ok_or(VerifyError::HeightMismatch {
-        proof: height,
-        answer: answer.height(),
-    })?;
+    let next_height = height
+        .checked_add(1)
+        .ok_or_else(|| VerifyError::Light(format!("height {height} has no next height")))?;
     light
         .wait_for_height(next_height, WAIT_NEXT_COMMIT)
         .await

@@ -31,8 +31,14 @@ fn run(r: &Read, s: &dyn QueryRead) -> Out {
     }
 }
 
+/// Small alphabets so keys collide with prefixes and bounds, with the top
+/// bytes in (a reverse listing starts at `prefix ‖ 0xff × 64`).
+fn byte() -> impl Strategy<Value = u8> + Clone {
+    prop_oneof![0u8..3, 0xfeu8..=0xff]
+}
+
 fn key() -> impl Strategy<Value = Vec<u8>> {
-    proptest::collection::vec(0u8..3, 1..4)
+    proptest::collection::vec(byte(), 1..4)
 }
 
 fn space() -> impl Strategy<Value = Space> {
@@ -40,7 +46,7 @@ fn space() -> impl Strategy<Value = Space> {
 }
 
 fn read() -> impl Strategy<Value = Read> {
-    let prefix = proptest::collection::vec(0u8..3, 0..3);
+    let prefix = proptest::collection::vec(byte(), 0..3);
     prop_oneof![
         (space(), key()).prop_map(|(s, k)| Read::Get(s, k)),
         (
@@ -93,7 +99,7 @@ fn rows() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>)>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
     #[test]
     fn replay_over_the_proof_reads_what_the_view_read(
         state in rows(), index in rows(), reads in proptest::collection::vec(read(), 1..8)
@@ -139,13 +145,29 @@ fn every_kind_of_tampering_is_caught() {
     assert!(matches!(e, VerifyError::BadProof { .. }), "{e}");
     let e = bad(&|p| p.entries[0].key = b"b1".to_vec());
     assert!(matches!(e, VerifyError::BadProof { .. }), "{e}");
+    // The empty value's entry carries jmt's proof: tampering with it fails too.
+    assert!(!proof.entries[1].jmt_proof.is_empty());
     let e = bad(&|p| p.entries[1].value = b"not empty".to_vec());
-    assert!(
-        matches!(e, VerifyError::BadProof { .. } | VerifyError::Decode { .. }),
-        "{e}"
-    );
+    assert!(matches!(e, VerifyError::BadProof { .. }), "{e}");
+    let e = bad(&|p| p.entries[1].key = b"b1".to_vec());
+    assert!(matches!(e, VerifyError::BadProof { .. }), "{e}");
+    let e = bad(&|p| p.entries[1].exists = false);
+    assert!(matches!(e, VerifyError::BadProof { .. }), "{e}");
+    let e = bad(&|p| p.entries[1].jmt_proof = vec![0xff; 40]);
+    assert!(matches!(e, VerifyError::Decode { .. }), "{e}");
+    let e = bad(&|p| p.entries[1].jmt_proof = vec![0; 1 << 20]);
+    assert!(matches!(e, VerifyError::Decode { .. }), "{e}");
     let e = bad(&|p| p.entries[2].exists = true);
-    assert!(!matches!(e, VerifyError::Duplicate { .. }), "{e}");
+    assert!(matches!(e, VerifyError::BadProof { .. }), "{e}");
+    let e = bad(&|p| {
+        let row = pb::IndexRow {
+            key: b"i".to_vec(),
+            exists: true,
+            value: b"v".to_vec(),
+        };
+        p.index_rows = vec![row.clone(), row];
+    });
+    assert!(matches!(e, VerifyError::Duplicate { .. }), "{e}");
     let e = bad(&|p| {
         let first = p.entries[0].clone();
         p.entries.push(first);
@@ -153,6 +175,31 @@ fn every_kind_of_tampering_is_caught() {
     assert!(matches!(e, VerifyError::Duplicate { .. }), "{e}");
     let e = check_entries(&proof, &[7; 32], None).unwrap_err();
     assert!(matches!(e, VerifyError::BadProof { .. }), "{e}");
+}
+
+#[test]
+fn reverse_listings_agree_at_the_top_of_a_prefix() {
+    let p = b"p".to_vec();
+    let at = |n: usize| [p.clone(), vec![0xff; n]].concat();
+    let state = vec![
+        (p.clone(), b"0".to_vec()),
+        (at(63), b"1".to_vec()),
+        (at(64), b"2".to_vec()),
+        (at(65), b"3".to_vec()),
+    ];
+    let (_dir, store, root) = store_with(&state, &[]);
+    let view = store.view();
+    let reads = [
+        Read::Rev(Space::State, p.clone(), None, 10),
+        Read::Rev(Space::State, p.clone(), Some(at(64)), 10),
+        Read::Rev(Space::State, p.clone(), Some(b"q".to_vec()), 10),
+        Read::Rev(Space::State, p.clone(), Some(b"a".to_vec()), 10),
+        Read::Fwd(Space::State, p.clone(), Some(at(63)), 10),
+    ];
+    let direct: Vec<Out> = reads.iter().map(|r| run(r, &view)).collect();
+    let (_, _, proven) = recorded(&store, &view, &reads, &root);
+    let again: Vec<Out> = reads.iter().map(|r| run(r, &proven)).collect();
+    assert_eq!(direct, again);
 }
 
 #[test]

@@ -43,6 +43,10 @@ pub enum VerifyError {
     },
 }
 
+/// The largest jmt proof a client decodes: 256 siblings of up to 33 bytes
+/// and a leaf, with room to spare.
+const MAX_JMT_PROOF_BYTES: usize = 256 * 40 + 256;
+
 fn claim(e: &pb::ProvenEntry) -> &'static str {
     if e.exists {
         "exists with the value sent"
@@ -100,6 +104,14 @@ fn holds(e: &pb::ProvenEntry, app_hash: &[u8]) -> Result<bool, VerifyError> {
         reason,
     };
     if !e.jmt_proof.is_empty() {
+        // At most 256 siblings of 32 bytes plus a leaf: refuse more before
+        // decoding what an untrusted node sent.
+        if e.jmt_proof.len() > MAX_JMT_PROOF_BYTES {
+            return Err(decode(format!(
+                "jmt proof of {} bytes, over {MAX_JMT_PROOF_BYTES}",
+                e.jmt_proof.len()
+            )));
+        }
         let p: jmt::proof::SparseMerkleProof<sha2::Sha256> =
             borsh::from_slice(&e.jmt_proof).map_err(|err| decode(err.to_string()))?;
         let Ok(root) = <[u8; 32]>::try_from(app_hash) else {

@@ -3,9 +3,15 @@
 //! `lp("stave/release/v1") ‖ lp(chain_id) ‖ n:u32be ‖ lp(cid)×n ‖
 //! sha256(message)`, where the cids are the sound recordings' `cid`s in
 //! message order, `message` is the `NewReleaseMessage`'s protobuf encoding
-//! and `lp(x)` is `len(x):u32be ‖ x`. The tx body is not kept; the record
-//! keeps the message, the signer and this signature, so anyone can check
-//! what the publisher vouched for.
+//! and `lp(x)` is `len(x):u32be ‖ x`. The node refuses a non-canonical tx
+//! body, so that encoding is exactly the bytes of `PublishRelease.message`
+//! inside the signed body (a client on an older schema that drops a new
+//! field would hash other bytes: client and node versions must match). The
+//! tx body is not kept; the record keeps the message, the signer and this
+//! signature, so anyone can check what the publisher vouched for.
+//!
+//! Checked in CheckTx (the mempool refuses a bad one) and at execution
+//! (`RELEASE_SIGNATURE`), which covers a proposer that includes one.
 
 use prost::Message;
 use sha2::{Digest, Sha256};
@@ -76,12 +82,15 @@ pub fn verify(
 }
 
 /// Checks a stored release record on its own: its publisher signature by
-/// its `signer` over its message, on `chain_id`. The client's check; the
-/// node is not trusted for any of it.
+/// its `signer` over its message, on `chain_id`; and that its `release_id`
+/// and every track's cid are the message's. The client's check; the node
+/// is not trusted for any of it.
 ///
 /// # Errors
 /// [`RightsError::ReleaseSignature`] when the record has no message, no
-/// 64-byte signature, or the signature does not verify.
+/// 64-byte signature, or the signature does not verify;
+/// [`RightsError::InvalidErn`] when its id or a track's cid is not the
+/// message's.
 pub fn verify_record(chain_id: &str, rec: &pb::ReleaseRecord) -> Result<(), RightsError> {
     let forged = || RightsError::ReleaseSignature {
         release_id: rec.release_id.clone(),
@@ -90,5 +99,25 @@ pub fn verify_record(chain_id: &str, rec: &pb::ReleaseRecord) -> Result<(), Righ
     };
     let m = rec.message.as_ref().ok_or_else(forged)?;
     let sig = <[u8; 64]>::try_from(rec.publisher_signature.as_slice()).map_err(|_| forged())?;
-    verify(chain_id, &rec.release_id, m, &rec.signer, &sig)
+    verify(chain_id, &rec.release_id, m, &rec.signer, &sig)?;
+    let named = crate::ddex::validate::release_id_of(m)
+        .map_err(|e| RightsError::InvalidErn(e.to_string()))?;
+    if named != rec.release_id {
+        return Err(RightsError::InvalidErn(format!(
+            "the record's id {} is not the message's {named}",
+            rec.release_id
+        )));
+    }
+    let cids: Vec<&[u8]> = m.sound_recording.iter().map(|r| r.cid.as_slice()).collect();
+    match rec
+        .tracks
+        .iter()
+        .find(|t| !cids.contains(&t.cid.as_slice()))
+    {
+        Some(t) => Err(RightsError::InvalidErn(format!(
+            "track cid {} is not one of the message's recordings",
+            hx(&t.cid)
+        ))),
+        None => Ok(()),
+    }
 }

@@ -35,7 +35,7 @@ fn prefix(e: DdexError, what: &str) -> DdexError {
     }
 }
 
-fn release_id(r: &pb::Release) -> Result<String, DdexError> {
+pub(super) fn release_id(r: &pb::Release) -> Result<String, DdexError> {
     match (r.icpn.is_empty(), r.grid.is_empty()) {
         (false, true) => ids::gtin14(&r.icpn),
         (true, false) => ids::check_grid(&r.grid).map(|()| r.grid.clone()),

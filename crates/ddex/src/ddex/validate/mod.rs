@@ -54,6 +54,18 @@ mod tests;
 use super::DdexError;
 use crate::proto::ddex as pb;
 
+/// The release id (GTIN-14 of the ICPN, or the GRid) a message names.
+///
+/// # Errors
+/// [`DdexError`] when the message has no release, or its ids are malformed.
+pub fn release_id_of(msg: &pb::NewReleaseMessage) -> Result<String, DdexError> {
+    let r = msg
+        .release
+        .as_ref()
+        .ok_or_else(|| crate::ddex::invalid("the message has no Release"))?;
+    idents::release_id(r)
+}
+
 pub use cover::{covering_deal, summary};
 
 /// Genesis caps on a release message (BRIEF §4).
