@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::rights::unhex;
 use super::rights_query::{PageOpts, QOpts};
-use super::tx::{submit_as, TxOpts};
+use super::tx::{submit, TxOpts};
 use super::Output;
 use crate::client::StaveClient;
 use crate::ddex::xml::{self, ImportOptions};
@@ -109,19 +109,10 @@ pub async fn run(cmd: ReleaseCmd, out: Output) -> anyhow::Result<()> {
                 out.print(&json!({"check": verdict, "message": message_json(&imported.message)}));
                 return Ok(());
             }
-            // The publisher signature is by the key that signs the tx, over
-            // the node's chain id.
-            let key = super::keys::load(&args.opts.keyring_dir, &args.opts.from)?;
-            let chain = StaveClient::connect(&args.opts.node)
-                .await?
-                .query
-                .status(crate::proto::query::StatusRequest {})
-                .await?
-                .into_inner()
-                .chain_id;
-            let action =
-                Action::PublishRelease(PublishRelease::signed(&key, &chain, imported.message));
-            submit_as(&key, vec![action], &args.opts, out).await
+            // Left unsigned: the tx builder signs it as publisher with the
+            // `--from` key, over the chain id the submit reads anyway.
+            let action = Action::PublishRelease(PublishRelease::unsigned(imported.message));
+            submit(vec![action], &args.opts, out).await
         }
     }
 }

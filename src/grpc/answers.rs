@@ -199,60 +199,28 @@ pub fn lookup(
     })
 }
 
-pub fn get_upload(
-    v: &dyn QueryRead,
-    req: &r::CidRequest,
-    height: u64,
-) -> Result<r::UploadResponse, Status> {
-    let upload = v.upload(&req.cid).map_err(internal)?;
-    Ok(r::UploadResponse {
-        found: upload.is_some(),
-        upload,
-        height,
-        proof: None,
-    })
+/// A read of one record by its key: `found`, the record and the height.
+macro_rules! point_read {
+    ($($name:ident($req:ty) -> $m:ident::$resp:ident { $field:ident = $call:ident($key:ident) })*) => {$(
+        pub fn $name(v: &dyn QueryRead, req: &$req, height: u64) -> Result<$m::$resp, Status> {
+            let $field = v.$call(&req.$key).map_err(internal)?;
+            Ok($m::$resp {
+                found: $field.is_some(),
+                $field,
+                height,
+                proof: None,
+            })
+        }
+    )*};
 }
 
-pub fn get_dek(
-    v: &dyn QueryRead,
-    req: &r::CidRequest,
-    height: u64,
-) -> Result<r::DekResponse, Status> {
-    let dek = v.recovery_dek(&req.cid).map_err(internal)?;
-    Ok(r::DekResponse {
-        found: dek.is_some(),
-        dek,
-        height,
-        proof: None,
-    })
-}
-
-pub fn get_policy(
-    v: &dyn QueryRead,
-    req: &r::CidRequest,
-    height: u64,
-) -> Result<r::PolicyResponse, Status> {
-    let policy = v.policy(&req.cid).map_err(internal)?;
-    Ok(r::PolicyResponse {
-        found: policy.is_some(),
-        policy,
-        height,
-        proof: None,
-    })
-}
-
-pub fn get_release(
-    v: &dyn QueryRead,
-    req: &r::ReleaseRequest,
-    height: u64,
-) -> Result<r::ReleaseResponse, Status> {
-    let release = v.release(&req.release_id).map_err(internal)?;
-    Ok(r::ReleaseResponse {
-        found: release.is_some(),
-        release,
-        height,
-        proof: None,
-    })
+point_read! {
+    get_upload(r::CidRequest) -> r::UploadResponse { upload = upload(cid) }
+    get_dek(r::CidRequest) -> r::DekResponse { dek = recovery_dek(cid) }
+    get_policy(r::CidRequest) -> r::PolicyResponse { policy = policy(cid) }
+    get_release(r::ReleaseRequest) -> r::ReleaseResponse { release = release(release_id) }
+    group(gov::GroupRequest) -> gov::GroupResponse { group = group(group_id) }
+    takedown(gov::GetTakedownRequest) -> gov::GetTakedownResponse { takedown = takedown(cid) }
 }
 
 pub fn releases_by_cid(
@@ -355,34 +323,6 @@ pub fn validator(
     Ok(gov::ValidatorResponse {
         found: validator.is_some(),
         validator,
-        height,
-        proof: None,
-    })
-}
-
-pub fn group(
-    v: &dyn QueryRead,
-    req: &gov::GroupRequest,
-    height: u64,
-) -> Result<gov::GroupResponse, Status> {
-    let group = v.group(&req.group_id).map_err(internal)?;
-    Ok(gov::GroupResponse {
-        found: group.is_some(),
-        group,
-        height,
-        proof: None,
-    })
-}
-
-pub fn takedown(
-    v: &dyn QueryRead,
-    req: &gov::GetTakedownRequest,
-    height: u64,
-) -> Result<gov::GetTakedownResponse, Status> {
-    let takedown = v.takedown(&req.cid).map_err(internal)?;
-    Ok(gov::GetTakedownResponse {
-        found: takedown.is_some(),
-        takedown,
         height,
         proof: None,
     })
