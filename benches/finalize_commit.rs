@@ -14,39 +14,20 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::time::Instant;
 
-use ed25519_dalek::SigningKey;
 use stave::app::{App, AppConfig};
 use stave::keyspaces::kv::KvSet;
 use stave::store::ChainStore;
 use stave::tx::{build::sign_tx_with_gas, Action};
 
-const CHAIN: &str = "bench";
-
-/// Genesis for this bench: `max_block_gas` raised so that blocks of 5,000
-/// txs, and prefill blocks of 1,000 txs declaring `PREFILL_TX_GAS`, fit (the
-/// default holds 2,500 txs declaring `TX_GAS`; the calibration is
-/// `benches/gas_calibration/`). Metering still runs on every tx.
-const GENESIS: &[u8] = br#"{"params":{"gas":{"max_block_gas":20000000000},"storage":{"pow_base":1,"pow_retention":0,"unsponsored_block_bytes":1099511627776}}}"#;
-
 /// Declared gas of a prefill tx (64 `kv.Set`s use about 9.7M).
 const PREFILL_TX_GAS: u64 = 11_000_000;
 
-/// Declared gas of one measured `kv.Set` tx (it uses less).
-const TX_GAS: u64 = 400_000;
-
+#[path = "support/kv_blocks.rs"]
+mod kv_blocks;
 #[path = "support/rss.rs"]
 mod rss;
+use kv_blocks::{keys, CHAIN, GENESIS};
 use rss::peak_rss_mib;
-
-fn keys(n: usize, salt: u8) -> Vec<SigningKey> {
-    (0..n)
-        .map(|i| {
-            let mut seed = [salt; 32];
-            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            SigningKey::from_bytes(&seed)
-        })
-        .collect()
-}
 
 /// Prefills `n` keys through the app itself (64 sets per tx, 1,000 txs per block).
 fn prefill(app: &mut App, n: usize, height: &mut u64) {
@@ -104,44 +85,15 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
     }
     // One account per tx slot, so a block has block_size distinct signers,
     // each tx one 32-byte kv.Set to a fresh key.
-    let signers = keys(block_size, 0x11);
-    let signed: Vec<Vec<Vec<u8>>> = (0..blocks)
-        .map(|b| {
-            signers
-                .iter()
-                .enumerate()
-                .map(|(i, sk)| {
-                    let a = Action::KvSet(KvSet {
-                        key: format!("bench-{b}-{i}").into_bytes(),
-                        value: vec![1u8; 32],
-                    });
-                    sign_tx_with_gas(sk, CHAIN, b as u64, vec![a], "", TX_GAS)
-                })
-                .collect()
-        })
-        .collect();
+    let signed = kv_blocks::signed_blocks(&keys(block_size, 0x11), blocks, "bench");
     let tx_bytes = signed[0][0].len();
-    let (mut fin_ms, mut com_ms) = (Vec::new(), Vec::new());
-    let total = Instant::now();
-    for txs in &signed {
-        height += 1;
-        let t = Instant::now();
-        let out = app
-            .finalize_block(height, height as i64 * 1_000_000_000, txs)
-            .expect("finalize");
-        fin_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        assert!(out.txs.iter().all(|t| t.is_ok()), "bench tx failed");
-        let t = Instant::now();
-        app.commit().expect("commit");
-        com_ms.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    let secs = total.elapsed().as_secs_f64();
-    let n = (block_size * blocks) as f64;
+    let t = kv_blocks::run_blocks(&mut app, &mut height, &signed);
+    let (fin_ms, com_ms) = (t.finalize_ms, t.commit_ms);
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
     println!(
         "| {store_kind:>5} | {block_size:>5} | {blocks:>3} | {tx_bytes} | {:>9.0} | {:>8.1} | {:>8.1} | {:>8.1} | {:>8.1} | {:>7.0} |",
-        n / secs,
+        t.tx_per_sec,
         mean(&fin_ms),
         max(&fin_ms),
         mean(&com_ms),
@@ -151,18 +103,7 @@ fn scenario(store_kind: &str, block_size: usize, blocks: usize) {
 }
 
 fn main() {
-    // `RUST_LOG=stave=debug` prints each block's phases ("finalize phases",
-    // "commit rows") on stderr.
-    if std::env::var_os("RUST_LOG").is_some() {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(std::io::stderr)
-            .init();
-    }
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args = kv_blocks::bench_args();
     if args.len() == 3 {
         let size = args[1].parse().expect("block size");
         let blocks = args[2].parse().expect("blocks");

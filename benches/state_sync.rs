@@ -13,11 +13,13 @@ use stave::keyspaces::chain::{ChainFacts, ChainWrite};
 use stave::keyspaces::params::{Params, ParamsWrite};
 use stave::snapshot::restore::OfferResult;
 use stave::snapshot::{build, ApplyResult, Restorer, SnapshotFiles};
-use stave::store::{ChainStore, MemState, Overlay, PruneConfig, StateWrite};
+use stave::store::{ChainStore, MemState, Overlay};
 
 const CHAIN: &str = "stave-bench";
 const BLOCK: u64 = 100_000;
 
+#[path = "support/fill.rs"]
+mod direct;
 #[path = "support/rss.rs"]
 mod rss;
 use rss::peak_rss_mib;
@@ -36,22 +38,18 @@ fn fill(store: &ChainStore, keys: u64) -> u64 {
         .commit_genesis(CHAIN, 0, g.into_changes())
         .expect("genesis");
     let mut height = 0;
-    let mut from = 0;
-    while from < keys {
-        let to = (from + BLOCK).min(keys);
-        let mut o = Overlay::new(&base);
-        for i in from..to {
+    direct::put_versions(
+        store,
+        &mut height,
+        keys,
+        BLOCK,
+        |i| {
             let mut k = b"kv/bench/".to_vec();
             k.extend_from_slice(&i.to_be_bytes());
-            o.put_raw(k, vec![(i % 251) as u8; 100]);
-        }
-        height += 1;
-        let p = store
-            .prepare(height, height as i64 * 1_000_000_000, o.into_changes())
-            .expect("prepare");
-        store.commit(p, PruneConfig::default()).expect("commit");
-        from = to;
-    }
+            (k, vec![(i % 251) as u8; 100])
+        },
+        |_, _| {},
+    );
     height
 }
 

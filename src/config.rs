@@ -189,11 +189,27 @@ impl Default for MempoolSection {
 pub struct StorageSection {
     /// RocksDB block cache of the chain store, MiB.
     pub cache_mb: usize,
+    /// All memtables of the chain store together, MiB.
+    pub memtable_mb: usize,
 }
 
 impl Default for StorageSection {
     fn default() -> Self {
-        StorageSection { cache_mb: 256 }
+        let m = crate::store::db::Memory::default();
+        StorageSection {
+            cache_mb: m.cache_bytes >> 20,
+            memtable_mb: m.memtable_bytes >> 20,
+        }
+    }
+}
+
+impl StorageSection {
+    /// The chain store's RocksDB memory budget.
+    pub fn memory(&self) -> crate::store::db::Memory {
+        crate::store::db::Memory {
+            cache_bytes: self.cache_mb.saturating_mul(1 << 20),
+            memtable_bytes: self.memtable_mb.max(4).saturating_mul(1 << 20),
+        }
     }
 }
 

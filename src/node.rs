@@ -28,7 +28,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     for dir in [home.local_dir(), home.snapshots_dir(), home.content_dir()] {
         std::fs::create_dir_all(&dir)?;
     }
-    let store = ChainStore::open_with_cache(&home.chain_dir(), config.storage.cache_mb << 20)?;
+    let store = ChainStore::open_with(&home.chain_dir(), config.storage.memory())?;
     let info = store.commit_info()?;
     tracing::info!(
         home = %home.root.display(),

@@ -5,8 +5,12 @@ use jmt::JellyfishMerkleTree;
 use rocksdb::{IteratorMode, WriteBatch, WriteOptions};
 
 use super::tree::{encode_value, key_hash, DbTreeReader, Hasher};
+use super::tree_par;
 use super::StateRead;
 use super::{cf, db::handle, ChainStore, Changes, StoreError, SCHEMA_VERSION};
+
+/// Blocks writing this many keys or more update the tree on several cores.
+const TREE_PARALLEL_FROM: u64 = 256;
 
 /// A height whose root is computed but not yet on disk.
 pub struct PendingCommit {
@@ -82,14 +86,14 @@ impl ChainStore {
             tree.put_value_set(value_set, height)
         } else {
             // Insert-only blocks take jmt's sorted batch insertion, which builds
-            // each touched subtree once; the root is the same (a test checks it).
+            // each touched subtree once, split by the root's children over the
+            // cores; the root is the same (tests check both against jmt).
             let value_set: Vec<_> = changes
                 .state
                 .iter()
                 .filter_map(|(k, v)| v.clone().map(|v| (key_hash(k), v)))
                 .collect();
-            tree.batch_put_value_sets(vec![value_set], None, height)
-                .map(|(roots, batch)| (roots[0], batch))
+            tree_par::batch_put(&reader, value_set, height, TREE_PARALLEL_FROM)
         }
         .map_err(|e| StoreError::Tree(format!("put_value_set at {height}: {e:#}")))?;
         Ok(PendingCommit {

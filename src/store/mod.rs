@@ -23,6 +23,7 @@ mod query;
 mod restore;
 mod state;
 pub mod tree;
+mod tree_par;
 mod view;
 
 use std::path::Path;
@@ -108,11 +109,12 @@ pub struct ChainStore {
 impl ChainStore {
     /// Opens or creates the chain store at `path`.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        Self::open_with_cache(path, 256 << 20)
+        Self::open_with(path, db::Memory::default())
     }
 
-    pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Self, StoreError> {
-        let db = db::open(path, cache_bytes)?;
+    /// Opens the chain store with the given memory budget.
+    pub fn open_with(path: &Path, memory: db::Memory) -> Result<Self, StoreError> {
+        let db = db::open(path, memory)?;
         let store = ChainStore {
             db,
             pinned: Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX)),
