@@ -44,7 +44,7 @@ fn stores_dir() -> PathBuf {
         })
 }
 
-/// Genesis through the app, then `keys` kv entries (32-byte owner, 16-byte
+/// Genesis through the app, then `keys` kv entries (32-byte owner, 8-byte
 /// key, 100-byte value) in versions of [`VERSION_KEYS`].
 fn build(dir: &Path, keys: u64) {
     let t = Instant::now();

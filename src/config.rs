@@ -89,6 +89,9 @@ pub struct Config {
     pub mempool: MempoolSection,
     #[serde(default)]
     pub storage: StorageSection,
+    /// The in-process caches' budgets.
+    #[serde(default)]
+    pub caches: CachesSection,
     #[serde(default)]
     pub limits: crate::net::Limits,
     /// The upload pipeline (`ContentService`).
@@ -203,6 +206,34 @@ impl Default for StorageSection {
     }
 }
 
+/// Budgets of the in-process caches. None of them changes a result, only
+/// how often work is done again; gas is charged as if it were done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CachesSection {
+    /// The decode cache's accounted bytes, MiB (an entry is accounted at
+    /// 20 times its tx's bytes plus 512, several times what it holds).
+    pub decode_mb: usize,
+    /// The decode cache's entry bound.
+    pub decode_entries: usize,
+    /// Casbin compiled models on the consensus path, MiB.
+    pub casbin_consensus_mb: usize,
+    /// Casbin compiled models for public queries, MiB.
+    pub casbin_query_mb: usize,
+}
+
+impl Default for CachesSection {
+    fn default() -> Self {
+        use crate::keyspaces::casbin::cache::{CONSENSUS_BUDGET, QUERY_BUDGET};
+        CachesSection {
+            decode_mb: crate::app::DECODE_CACHE_BYTES >> 20,
+            decode_entries: crate::app::DECODE_CACHE_ENTRIES,
+            casbin_consensus_mb: CONSENSUS_BUDGET >> 20,
+            casbin_query_mb: QUERY_BUDGET >> 20,
+        }
+    }
+}
+
 impl StorageSection {
     /// The chain store's RocksDB memory budget.
     pub fn memory(&self) -> crate::store::db::Memory {
@@ -235,6 +266,7 @@ impl Config {
             pruning: PruningSection::default(),
             mempool: MempoolSection::default(),
             storage: StorageSection::default(),
+            caches: CachesSection::default(),
             limits: crate::net::Limits::default(),
             upload: crate::content::UploadConfig::default(),
             access: crate::access::AccessConfig::default(),
@@ -277,7 +309,22 @@ impl Config {
             },
             retain_blocks: self.pruning.retain_blocks,
             max_pending_per_account: self.mempool.max_pending_per_account,
+            decode_cache_bytes: self.caches.decode_mb.saturating_mul(1 << 20),
+            decode_cache_entries: self.caches.decode_entries.max(1),
         }
+    }
+
+    /// Sets the process-wide Casbin compiled-model cache budgets.
+    pub fn apply_cache_budgets(&self) {
+        use crate::keyspaces::casbin::cache::{set_budget, Use};
+        set_budget(
+            Use::Consensus,
+            self.caches.casbin_consensus_mb.saturating_mul(1 << 20),
+        );
+        set_budget(
+            Use::Query,
+            self.caches.casbin_query_mb.saturating_mul(1 << 20),
+        );
     }
 }
 
@@ -319,5 +366,25 @@ mod tests {
             AbciServer::Threads
         );
         assert!(parse("server = \"fibres\"").is_err());
+    }
+
+    #[test]
+    fn memory_budgets_come_from_the_config_file() {
+        let c: StorageSection = toml::from_str("cache_mb = 32\nmemtable_mb = 16").unwrap();
+        assert_eq!(c.memory().cache_bytes, 32 << 20);
+        assert_eq!(c.memory().memtable_bytes, 16 << 20);
+        let home = Home::new("/tmp/h");
+        let mut config = Config::default_for(&home, "n0");
+        config.caches = toml::from_str("decode_mb = 8\ndecode_entries = 100").unwrap();
+        let app = config.app_config();
+        assert_eq!(
+            (app.decode_cache_bytes, app.decode_cache_entries),
+            (8 << 20, 100)
+        );
+        assert_eq!(
+            config.caches.casbin_consensus_mb, 256,
+            "unset keys keep their default"
+        );
+        assert!(toml::from_str::<CachesSection>("decode_gb = 1").is_err());
     }
 }

@@ -25,6 +25,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         tracing::warn!("{e}");
     }
     crate::grpc::pool::init(config.limits.query_threads);
+    config.apply_cache_budgets();
     for dir in [home.local_dir(), home.snapshots_dir(), home.content_dir()] {
         std::fs::create_dir_all(&dir)?;
     }

@@ -18,7 +18,10 @@ mod simulate;
 
 use std::sync::Arc;
 
-pub use decode_cache::{DecodeCache, DecodeStats};
+pub use decode_cache::{
+    DecodeCache, DecodeStats, DEFAULT_BYTES as DECODE_CACHE_BYTES,
+    DEFAULT_ENTRIES as DECODE_CACHE_ENTRIES,
+};
 pub use dispatch::dispatch;
 pub use execute::{authenticate, authenticate_tx, execute_tx, Actions, BlockEnv, BlockMemo};
 pub use genesis::{block_max_gas, AppState, GenesisAccount, GenesisError};
@@ -100,6 +103,10 @@ pub struct AppConfig {
     /// Blocks CometBFT must keep (0: all). Reported as Commit's retain_height.
     pub retain_blocks: u64,
     pub max_pending_per_account: u32,
+    /// Byte budget and entry bound of the decode cache (CheckTx's decoded
+    /// txs, reused by the block phases).
+    pub decode_cache_bytes: usize,
+    pub decode_cache_entries: usize,
 }
 
 impl Default for AppConfig {
@@ -108,6 +115,8 @@ impl Default for AppConfig {
             prune: PruneConfig::default(),
             retain_blocks: 0,
             max_pending_per_account: 10_000,
+            decode_cache_bytes: decode_cache::DEFAULT_BYTES,
+            decode_cache_entries: decode_cache::DEFAULT_ENTRIES,
         }
     }
 }
@@ -147,7 +156,10 @@ impl App {
     /// Loads the app over an open chain store.
     pub fn load(store: ChainStore, config: AppConfig) -> Result<Self, AppError> {
         let sigs = Arc::new(SigCache::default());
-        let decoded = Arc::new(DecodeCache::default());
+        let decoded = Arc::new(DecodeCache::new(
+            config.decode_cache_bytes,
+            config.decode_cache_entries,
+        ));
         let mempool = Arc::new(Mempool::new(
             store.clone(),
             sigs.clone(),

@@ -71,7 +71,7 @@ fn internal_node_bytes(children: &Children) -> Vec<u8> {
             None => out.push(0),
             Some(c) => {
                 count += 1;
-                leaves += c.leaves();
+                leaves = leaves.saturating_add(c.leaves());
                 out.push(1);
                 out.extend_from_slice(&c.hash);
                 out.extend_from_slice(&c.version.to_le_bytes());

@@ -66,13 +66,17 @@ fn rows(b: &TreeUpdateBatch) -> (Rows, Rows, Rows) {
 }
 
 /// Sets the split's thread count, and puts the machine's back on drop
-/// (a failed assertion included).
-struct Threads;
+/// (a failed assertion included). The lock keeps these tests, which run in
+/// parallel, from changing each other's count mid-run.
+struct Threads(#[allow(dead_code)] parking_lot::MutexGuard<'static, ()>);
+
+static THREADS: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
 impl Threads {
     fn set(n: usize) -> Self {
+        let guard = THREADS.lock();
         crate::par::set_threads(n);
-        Threads
+        Threads(guard)
     }
 }
 
