@@ -139,6 +139,9 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
         previous = r["height"].as_u64().unwrap_or(0);
         assert_progress(&net, &mut last, stall).await;
     }
+    // Node 0 answers once it has the deciding vote's block (it may lag).
+    net.wait_stave_height(0, previous, Duration::from_secs(60))
+        .await;
     let v = run(
         &net,
         "query validator",
