@@ -38,7 +38,10 @@
 //! - [`net`]: the listeners' limits (connection caps, allow-list, per-IP
 //!   rates, `RLIMIT_NOFILE`, 0600 Unix sockets).
 //! - [`local`]: the local store (second RocksDB, content store, processing
-//!   scratch, sync state), its reconciler and peer fetches.
+//!   scratch, sync state, the node's private KV), its reconciler and peer
+//!   fetches.
+//! - [`crdt`]: CAD037's typed entries as a pure CRDT: merge, reads, local
+//!   writes and collection (replication between validators sits above it).
 //! - [`crypto`]: DEK wrapping, stream encryption, the key-encryption key.
 //! - [`media`]: decoding audio, lossless FLAC encoding, content ids, and
 //!   the `transcode-worker` child process that runs them under limits.
@@ -64,6 +67,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod content;
+pub mod crdt;
 pub mod crypto;
 /// The `stave-ddex` crate (crates/ddex): DDEX ERN 4.3 releases.
 pub use stave_ddex::ddex;

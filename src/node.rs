@@ -184,8 +184,9 @@ async fn spawn_listeners(
     listener.set_nonblocking(true)?;
     let listener = tokio::net::UnixListener::from_std(listener)?;
     tracing::info!(socket = %admin.display(), "gRPC admin listening (mode 0600)");
+    let kek = Arc::new(crate::crypto::kek::Kek::load_or_create(&home.kek_file())?);
     tasks.spawn(async move {
-        crate::grpc::serve_admin(listener, local_node, &limits)
+        crate::grpc::serve_admin(listener, local_node, kek, &limits)
             .await
             .map_err(|e| e.context("grpc admin"))
     });

@@ -17,7 +17,7 @@ fn checks() -> u64 {
 }
 
 /// One tx per seed in `seeds`, each setting a key named after `tag` and
-/// declaring 1M gas, so 250 of them fit `max_block_gas` (10⁹) with room.
+/// declaring 1M gas, so 250 of them fit `max_block_gas` (1.2×10⁹) with room.
 fn block(seeds: std::ops::RangeInclusive<u8>, tag: &str) -> Vec<Bytes> {
     seeds
         .map(|s| signed_with_gas(s, 0, vec![set(&format!("{tag}{s}"), "v")], 1_000_000))

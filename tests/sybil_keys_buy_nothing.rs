@@ -26,7 +26,7 @@ use tendermint::abci::response::ProcessProposal;
 const POW_REQUIRED: u32 = 20;
 const SYBILS: usize = 10_000;
 /// Sybil txs per block (each declares `SYBIL_GAS`: 2,500 of them and the
-/// operator's tx fit the default `max_block_gas`, 10⁹).
+/// operator's tx fit the default `max_block_gas`, 1.2×10⁹).
 const PER_BLOCK: usize = 2_500;
 const SYBIL_GAS: u64 = 300_000;
 

@@ -14,6 +14,7 @@ mod keys;
 mod kv;
 pub mod loadtest;
 mod local;
+mod local_kv;
 mod output;
 mod query;
 pub mod release;
@@ -71,6 +72,9 @@ pub enum Command {
     /// The light client's trust root for `--verify` reads.
     #[command(subcommand)]
     Light(verify::LightCmd),
+    /// The node's own data over the admin socket: `stave local kv ...`.
+    #[command(subcommand)]
+    Local(local_kv::LocalCmd),
     /// Upload audio to a validator and follow upload jobs.
     #[command(subcommand)]
     Content(content::ContentCmd),
@@ -137,6 +141,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tx(c) => tx::run(c, out).await,
         Command::Query(c) => query::run(c, out).await,
         Command::Light(c) => verify::run_light(c, out).await,
+        Command::Local(c) => local_kv::run(c, out).await,
         Command::Content(c) => content::run(c, out).await,
         Command::Release(c) => release::run(c, out).await,
         Command::Loadtest(a) => loadtest::run(a, out).await,

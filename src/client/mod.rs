@@ -199,15 +199,11 @@ impl StaveClient {
     }
 }
 
-/// A `LocalService` client on the admin socket (`<home>/admin.sock`).
-pub async fn admin_client(
-    socket: &std::path::Path,
-) -> anyhow::Result<
-    crate::proto::local::local_service_client::LocalServiceClient<tonic::transport::Channel>,
-> {
+/// A channel to the admin socket (`<home>/admin.sock`).
+async fn admin_channel(socket: &std::path::Path) -> anyhow::Result<tonic::transport::Channel> {
     let path = socket.to_path_buf();
     // the URI is required and ignored: the connector dials the socket
-    let channel = tonic::transport::Endpoint::from_static("http://admin.sock")
+    tonic::transport::Endpoint::from_static("http://admin.sock")
         .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
             let path = path.clone();
             async move {
@@ -217,6 +213,25 @@ pub async fn admin_client(
             }
         }))
         .await
-        .map_err(|e| anyhow::anyhow!("connecting to the admin socket {}: {e}", socket.display()))?;
+        .map_err(|e| anyhow::anyhow!("connecting to the admin socket {}: {e}", socket.display()))
+}
+
+/// A `LocalService` client on the admin socket (`<home>/admin.sock`).
+pub async fn admin_client(
+    socket: &std::path::Path,
+) -> anyhow::Result<
+    crate::proto::local::local_service_client::LocalServiceClient<tonic::transport::Channel>,
+> {
+    let channel = admin_channel(socket).await?;
     Ok(crate::proto::local::local_service_client::LocalServiceClient::new(channel))
+}
+
+/// A `LocalKvService` client on the admin socket (`<home>/admin.sock`).
+pub async fn admin_kv_client(
+    socket: &std::path::Path,
+) -> anyhow::Result<
+    crate::proto::local::local_kv_service_client::LocalKvServiceClient<tonic::transport::Channel>,
+> {
+    let channel = admin_channel(socket).await?;
+    Ok(crate::proto::local::local_kv_service_client::LocalKvServiceClient::new(channel))
 }

@@ -32,6 +32,16 @@ impl Kek {
         Kek(Zeroizing::new(bytes))
     }
 
+    /// A 32-byte key for `info`, derived from the KEK by HKDF-SHA256 with
+    /// `purpose` as the salt, so each use of the KEK has keys of its own.
+    pub fn derive(&self, purpose: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
+        let hk = hkdf::Hkdf::<sha2::Sha256>::new(Some(purpose), self.0.as_ref());
+        let mut out = Zeroizing::new([0u8; 32]);
+        // 32 bytes is far below HKDF-SHA256's output limit (8,160 bytes).
+        let _ = hk.expand(info, out.as_mut());
+        out
+    }
+
     fn aead(&self) -> ChaCha20Poly1305 {
         ChaCha20Poly1305::new(Key::from_slice(self.0.as_ref()))
     }

@@ -30,7 +30,7 @@ pub struct GasParams {
 impl Default for GasParams {
     fn default() -> Self {
         GasParams {
-            max_block_gas: 1_000_000_000,
+            max_block_gas: 1_200_000_000,
             tx_base: 20_000,
             tx_byte: 20,
             signature: 60_000,
@@ -39,7 +39,7 @@ impl Default for GasParams {
             read_byte: 5,
             iter_row: 1_000,
             write: 65_000,
-            write_byte: 20,
+            write_byte: 30,
             eval_op: 20,
             compile_weight: 800,
         }

@@ -4,7 +4,7 @@
 //!   `RightsService`, `ContentService` (uploads), plus reflection;
 //! - [`serve_peer`], the validator-to-validator `PeerService`, allow-listed
 //!   to the IPs of ACTIVE and UNBONDING validators;
-//! - [`serve_admin`], the operator's `LocalService` on a Unix socket with
+//! - [`serve_admin`], the operator's `LocalService` and `LocalKvService` on a Unix socket with
 //!   mode 0600.
 //!
 //! Every listener has a connection cap (a semaphore around accept), and the
@@ -20,6 +20,7 @@ pub mod content;
 pub mod governance;
 pub mod kv;
 pub mod local;
+pub mod local_kv;
 pub mod peer;
 pub mod pool;
 pub mod query;
@@ -231,18 +232,25 @@ pub async fn serve_peer(
     Ok(())
 }
 
-/// Serves `LocalService` on the admin socket (bound with mode 0600 by
+/// Serves `LocalService` and `LocalKvService` on the admin socket (bound with mode 0600 by
 /// [`crate::net::unix::bind_private`]).
 pub async fn serve_admin(
     listener: UnixListener,
     node: Arc<LocalNode>,
+    kek: Arc<crate::crypto::kek::Kek>,
     limits: &Limits,
 ) -> anyhow::Result<()> {
-    let health =
-        health(&[<LocalServiceServer<local::LocalServiceImpl> as NamedService>::NAME]).await;
+    use crate::proto::local::local_kv_service_server::LocalKvServiceServer;
+    let health = health(&[
+        <LocalServiceServer<local::LocalServiceImpl> as NamedService>::NAME,
+        <LocalKvServiceServer<local_kv::LocalKvServiceImpl> as NamedService>::NAME,
+    ])
+    .await;
     let gate = Gate::new("admin", limits.admin_max_connections);
+    let kv = local_kv::LocalKvServiceImpl::new(node.local.clone(), kek);
     server(limits)
         .add_service(health)
+        .add_service(LocalKvServiceServer::new(kv))
         .add_service(LocalServiceServer::new(local::LocalServiceImpl::new(node)))
         .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;

@@ -9,6 +9,7 @@ const INTENTS: &[u8] = b"local/intents/";
 const ACCESS_NONCES: &[u8] = b"local/access/nonces/";
 const PENDING_GRANTS: &[u8] = b"local/access/pending/";
 const REFUSED_GRANTS: &[u8] = b"local/access/refused";
+const KV: &[u8] = b"local/kv/";
 
 fn join(prefix: &[u8], id: &[u8]) -> Vec<u8> {
     [prefix, id].concat()
@@ -87,6 +88,16 @@ pub fn pending_grant(seq: u64) -> Vec<u8> {
 /// the chain refused).
 pub fn refused_grants() -> Vec<u8> {
     REFUSED_GRANTS.to_vec()
+}
+
+/// `local/kv/{context}/`: one context's entries. The context holds no `/`
+/// (`local::kv` checks it), so the prefix is unambiguous.
+pub fn kv_prefix(context: &str) -> Vec<u8> {
+    [KV, context.as_bytes(), b"/"].concat()
+}
+/// `local/kv/{context}/{key}`.
+pub fn kv(context: &str, key: &[u8]) -> Vec<u8> {
+    [kv_prefix(context).as_slice(), key].concat()
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@
 //! - [`sync`]: `local/sync/content/{cid}` and `local/sync/deks/{cid}`, what
 //!   this validator holds and what it still needs;
 //! - [`grants`]: `local/access/`, the DEKs delivered to consumers and not
-//!   yet recorded on chain, and the answered request nonces.
+//!   yet recorded on chain, and the answered request nonces;
+//! - [`kv`]: `local/kv/{context}/{key}`, the node's private KV (BRC-35
+//!   local profile), encrypted by default.
 //!
 //! [`reconcile`] decides, as a pure function, what is missing; [`worker`]
 //! fetches it from peers ([`peer_client`]) after every committed block;
@@ -23,6 +25,7 @@ pub mod deks;
 pub mod grants;
 pub mod has_content;
 pub mod keys;
+pub mod kv;
 pub mod node;
 pub mod peer_auth;
 pub mod peer_client;
@@ -86,6 +89,9 @@ pub trait LocalRaw {
     /// Writes `puts` and deletes `deletes` in one synced batch.
     fn apply_raw(&self, puts: &[(Vec<u8>, Vec<u8>)], deletes: &[Vec<u8>])
         -> Result<(), LocalError>;
+    /// At most `limit` rows under `prefix`, from `from` (inclusive) in key
+    /// order.
+    fn scan_raw_page(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Rows, LocalError>;
 }
 
 /// Creates `path` (and missing parents) readable by this user only (0700),
@@ -195,6 +201,21 @@ impl LocalRaw for LocalStore {
         {
             let (k, v) = item?;
             if !k.starts_with(prefix) {
+                break;
+            }
+            out.push((k.to_vec(), v.to_vec()));
+        }
+        Ok(out)
+    }
+    fn scan_raw_page(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Rows, LocalError> {
+        let start = from.max(prefix);
+        let mut out = Vec::new();
+        for item in self
+            .db
+            .iterator(IteratorMode::From(start, Direction::Forward))
+        {
+            let (k, v) = item?;
+            if !k.starts_with(prefix) || out.len() >= limit {
                 break;
             }
             out.push((k.to_vec(), v.to_vec()));

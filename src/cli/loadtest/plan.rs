@@ -19,10 +19,10 @@ use crate::tx::{build::sign_tx_with_gas, Action};
 use super::AppKind;
 
 /// The gas limit a natural load tx declares (see [`load_gas`]): a one-key `kv.Set` uses
-/// about 252,000 under the default schedule, each further byte of value
+/// about 253,500 under the default schedule, each further byte of value
 /// about 45 (the load tool reports any OUT_OF_GAS result). CometBFT reaps
 /// by declared gas, so a block holds at most `max_block_gas / LOAD_TX_GAS`
-/// (3,906) of them.
+/// (4,687) of them.
 pub const LOAD_TX_GAS: u64 = 256_000;
 
 /// The gas a load tx with a value of `value_len` bytes declares: the base
