@@ -55,7 +55,7 @@ const IN_FLIGHT: usize = 48;
 const SEQUENTIAL: u64 = 3;
 /// `RecordGrant`s per tx: each evaluates the heavy model, about 125 million
 /// gas (its compile is charged at every evaluation), so 2 make a tx of
-/// about a quarter of `max_block_gas`.
+/// about a fifth of `max_block_gas`.
 const GRANTS_PER_TX: usize = 2;
 
 fn fresh() -> SigningKey {

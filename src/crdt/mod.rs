@@ -1,8 +1,8 @@
 //! CRDT databases (CAD037, `001_5d0a1075981af6be.txt`): typed key-value
 //! entries whose replicas merge without coordination. This module is the
 //! pure part: the entry state, its merge, what a reader sees, and the
-//! local writes. Replication (signed per-owner records, anti-entropy) sits
-//! above it.
+//! local writes. Replication (signed per-owner records, anti-entropy) will
+//! sit above it; it is not built yet.
 //!
 //! # The lattice
 //!
@@ -23,16 +23,30 @@
 //! [`Entry::read`] is a pure function of the merged state and the time.
 //! The newest write decides the type. A structural type shows only the
 //! elements written after the newest write of any other part (a *reset*:
-//! a delete, a whole-value write, or a write of another type), which is
-//! what one Redis-like node would show after the same writes in stamp
-//! order, with a type conflict resolved in favour of the later write.
-//! A passed deadline acts as a delete at the deadline: writes after it
-//! start a new life of the key, without the deadline.
+//! a delete, a whole-value write, or a write of another type). A passed
+//! deadline acts as a delete at the deadline: writes after it start a new
+//! life of the key, without the deadline.
+//!
+//! When every write has seen the earlier ones, reads are what one
+//! Redis-like node shows after the same writes (`tests.rs` checks this
+//! against a model), and concurrent writes to different elements read as
+//! the same writes in stamp order (checked too). Concurrent writes that
+//! conflict converge by these rules instead:
+//! - a type conflict goes to the later write, and the older type's
+//!   elements are gone;
+//! - an increment made without seeing an older reset is lost to it (each
+//!   replica's accumulators restart at the reset it saw);
+//! - a new deadline replaces an older one, even one that had already
+//!   passed at another replica (a replica writes a passed deadline down as
+//!   a delete before it sets a new one, so its own writes never revive).
 //!
 //! # Ties
 //!
 //! Stamps order by (milliseconds, replica key), and two writes with the
 //! same stamp order by the SHA-256 of their canonical value (BRIEF §8).
+//! Two parts whose newest writes share a stamp (one replica writing two
+//! types in one millisecond, which [`Stamp::next`] rules out) order by
+//! [`Kind`].
 //! CAD037's reference merge keeps its first operand on equal timestamps,
 //! which is not commutative, and resolves a type conflict by timestamp
 //! alone, which is not associative: a set merged with an older set and a

@@ -17,9 +17,8 @@ pub struct WrongType {
 }
 
 impl Entry {
-    /// Settles a passed deadline, then checks the type a reader sees.
-    fn check(&mut self, s: Stamp, wanted: Kind) -> Result<Option<Visible>, WrongType> {
-        self.settle(s.ms);
+    /// Checks the type a reader sees at the write's time.
+    fn check(&self, s: Stamp, wanted: Kind) -> Result<Option<Visible>, WrongType> {
         let seen = self.read(s.ms).map(|v| v.value);
         match self.kind_at(s.ms) {
             Some(found) if found != wanted => Err(WrongType { found, wanted }),
@@ -27,20 +26,24 @@ impl Entry {
         }
     }
 
-    /// Writes a passed deadline down as a tombstone, so a later deadline
+    /// Writes a passed deadline down as a tombstone, so a new deadline
     /// (which replaces this one in its register) cannot bring back what
-    /// it ended. Reads are the same before and after.
+    /// it ended. Reads are the same before and after; only a write to the
+    /// deadline register needs it.
     fn settle(&mut self, now_ms: u64) {
         if let Some(end) = self.passed_deadline(now_ms) {
             Lww::join_into(&mut self.reg, Lww::new(end, Whole::Tombstone));
         }
     }
 
-    /// Deletes the key when a removal left its structure empty, as Redis
-    /// does: its deadline goes with it.
+    /// When a removal left the structure empty (it reads as absent, as
+    /// Redis deletes it), clears its deadline too, so the next add starts
+    /// without one. Not a tombstone: an add made concurrently elsewhere
+    /// must survive.
     fn drop_if_empty(&mut self, s: Stamp) {
         if self.read(s.ms).is_none() {
-            self.del(s);
+            self.settle(s.ms);
+            Lww::join_into(&mut self.expiry, Lww::new(s, None));
         }
     }
 
@@ -152,14 +155,21 @@ impl Entry {
 
     /// INCRBY (DECRBY with a negative amount) on this replica's
     /// accumulators, which start again from zero after a reset; the value
-    /// a reader now sees.
+    /// a reader now sees. An increment stamped before the current life's
+    /// reset (a clock behind a delete) belongs to an earlier life and
+    /// changes nothing. Accumulators saturate at `u64::MAX`.
     pub fn incr_by(&mut self, s: Stamp, amount: i64) -> Result<i128, WrongType> {
         self.check(s, Kind::Counter)?;
+        let prev = self.counter.last;
         self.counter.touch(s);
         let epoch = match self.life(s.ms) {
             Some((life, _)) if life.kind == Kind::Counter => life.reset,
             _ => self.part_resets()[3],
         };
+        if epoch > Some(s) {
+            self.counter.last = prev;
+            return Ok(self.counter_value(s.ms));
+        }
         let mut pn = self
             .counter
             .elems
@@ -179,10 +189,14 @@ impl Entry {
             pn.neg = pn.neg.saturating_add(amount.unsigned_abs());
         }
         self.counter.elems.insert(s.replica, pn);
-        Ok(match self.read(s.ms).map(|v| v.value) {
+        Ok(self.counter_value(s.ms))
+    }
+
+    fn counter_value(&self, now_ms: u64) -> i128 {
+        match self.read(now_ms).map(|v| v.value) {
             Some(Visible::Counter(n)) => n,
             _ => 0,
-        })
+        }
     }
 
     /// EXPIRE to `at` (ms since the epoch), or PERSIST with `None`; false
@@ -190,10 +204,10 @@ impl Entry {
     /// deletes the key, so a deadline register always lies after its own
     /// write (and a passed deadline never ties with a write's stamp).
     pub fn expire(&mut self, s: Stamp, at: Option<u64>) -> bool {
-        self.settle(s.ms);
         if self.read(s.ms).is_none() {
             return false;
         }
+        self.settle(s.ms);
         match at {
             Some(at) if at <= s.ms => self.del(s),
             _ => Lww::join_into(&mut self.expiry, Lww::new(s, at)),
@@ -205,9 +219,16 @@ impl Entry {
     /// (always safe: a merge with any state reads the same) and, older
     /// than `horizon_ms`, removed elements. True when the whole entry can
     /// go: it reads absent at `now_ms` and holds nothing newer than the
-    /// horizon. Collecting below the horizon is safe because state older
-    /// than the horizon is refused, never merged (so a replica cut off for
-    /// longer than the horizon must copy its peers afresh).
+    /// horizon.
+    ///
+    /// # Invariants
+    ///
+    /// Pruning is always safe. Collecting below the horizon is safe only if
+    /// no state holding an element older than the horizon is merged in
+    /// afterwards, unless it also holds what removed it: replication must
+    /// refuse such state, and a replica cut off for longer than the
+    /// horizon must copy its peers afresh. The refusal belongs to the
+    /// replication layer (issue 26 item 3), which is not built yet.
     pub fn collect(&mut self, now_ms: u64, horizon_ms: u64) -> bool {
         let [h, s, z, c] = self.part_resets();
         self.hash.prune(h);

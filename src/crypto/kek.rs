@@ -1,6 +1,7 @@
 //! The node-local key-encryption key (KEK): a random 32-byte key in a 0600
 //! file (`config/local_kek.json`), never in RocksDB. It seals a processing
-//! job's DEK in scratch, so the raw DEK never reaches disk.
+//! job's DEK in scratch, so the raw DEK never reaches disk, and
+//! [`Kek::derive`] gives the local KV its per-context keys.
 
 use std::path::Path;
 
@@ -37,8 +38,8 @@ impl Kek {
     pub fn derive(&self, purpose: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
         let hk = hkdf::Hkdf::<sha2::Sha256>::new(Some(purpose), self.0.as_ref());
         let mut out = Zeroizing::new([0u8; 32]);
-        // 32 bytes is far below HKDF-SHA256's output limit (8,160 bytes).
-        let _ = hk.expand(info, out.as_mut());
+        hk.expand(info, out.as_mut())
+            .expect("32 bytes is within HKDF-SHA256's output limit (8,160)");
         out
     }
 

@@ -1,6 +1,7 @@
 //! `stave.local.v1.LocalKvService`: the node's private KV
 //! ([`crate::local::kv`]), on the admin socket only. Each call runs on the
-//! blocking pool (RocksDB, synced writes).
+//! blocking pool (RocksDB, synced writes), one at a time: a call reads a
+//! row before it writes, so two calls must not interleave.
 //!
 //! Status codes: a bad context, key or value size is `INVALID_ARGUMENT`; a
 //! row that does not decode or decrypt is `DATA_LOSS` (never a value);
@@ -23,11 +24,18 @@ use crate::proto::local::{
 pub struct LocalKvServiceImpl {
     store: LocalStore,
     kek: Arc<Kek>,
+    /// Held by the call running: `relinquish` reads a row then deletes it,
+    /// and a `set` between the two must not be lost.
+    one: Arc<parking_lot::Mutex<()>>,
 }
 
 impl LocalKvServiceImpl {
     pub fn new(store: LocalStore, kek: Arc<Kek>) -> Self {
-        LocalKvServiceImpl { store, kek }
+        LocalKvServiceImpl {
+            store,
+            kek,
+            one: Arc::default(),
+        }
     }
 
     /// Runs `f` on the blocking pool with the store and KEK.
@@ -35,8 +43,9 @@ impl LocalKvServiceImpl {
         &self,
         f: impl FnOnce(LocalKv<'_, LocalStore>) -> Result<T, KvError> + Send + 'static,
     ) -> Result<Response<T>, Status> {
-        let (store, kek) = (self.store.clone(), self.kek.clone());
+        let (store, kek, one) = (self.store.clone(), self.kek.clone(), self.one.clone());
         tokio::task::spawn_blocking(move || {
+            let _one = one.lock();
             f(LocalKv {
                 store: &store,
                 kek: &kek,

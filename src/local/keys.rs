@@ -124,6 +124,15 @@ mod tests {
     }
 
     #[test]
+    fn a_kv_context_is_its_own_prefix() {
+        assert_eq!(kv("ops", b"k/x"), b"local/kv/ops/k/x");
+        assert!(kv("ops", b"k").starts_with(&kv_prefix("ops")));
+        // A context that extends another is not under it.
+        assert!(!kv("ops.b", b"k").starts_with(&kv_prefix("ops")));
+        assert!(!kv("ops", b"k").starts_with(&deks_prefix()));
+    }
+
+    #[test]
     fn key_order_follows_id_byte_order() {
         let mut ids: Vec<Vec<u8>> = vec![vec![2, 0], vec![1, 255], vec![1], vec![0, 0, 1]];
         let mut ks: Vec<Vec<u8>> = ids.iter().map(|i| sync_content(i)).collect();

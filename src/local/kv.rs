@@ -15,7 +15,7 @@
 //!   shipped SST file). It does not protect against anyone who can read
 //!   the config directory or act as the node's user.
 //! - **Corrupt rows** (a record that does not decode or decrypt) are never
-//!   returned as values: `get` answers `CORRUPT`, `list` marks them,
+//!   returned as values: `get` refuses them (`DATA_LOSS` over gRPC), `list` marks them,
 //!   `relinquish` removes them and `set` replaces them.
 
 #[cfg(test)]
@@ -39,6 +39,9 @@ pub const MAX_VALUE: usize = 1 << 20;
 pub const MAX_LIST: usize = 1000;
 /// Entries a `list` call returns when it names no limit.
 pub const DEFAULT_LIST: usize = 100;
+/// Stored bytes a `list` page reads at most (one entry whatever its size),
+/// so a page of values stays under the transport's 4 MiB message limit.
+pub const MAX_LIST_BYTES: usize = 2 << 20;
 
 const FORMAT: u32 = 1;
 const PURPOSE: &[u8] = b"stave/local-kv/v1";
@@ -126,10 +129,9 @@ pub fn seal(
             msg: value,
             aad: &aad(context, key),
         };
-        // ChaCha20-Poly1305 refuses only messages over 256 GiB.
         rec.body = cipher(kek, context)
             .encrypt(Nonce::from_slice(&nonce), msg)
-            .unwrap_or_default();
+            .expect("ChaCha20-Poly1305 encrypts any message under 256 GiB");
         rec.nonce = nonce.to_vec();
     }
     rec
@@ -245,7 +247,8 @@ impl<S: LocalRaw + ?Sized> LocalKv<'_, S> {
     }
 
     /// Up to `limit` entries whose key starts with `prefix`, after
-    /// `start_after`, in key order; and whether more follow.
+    /// `start_after`, in key order, reading at most [`MAX_LIST_BYTES`] of
+    /// stored values; and whether more follow.
     pub fn list(
         &self,
         context: &str,
@@ -267,11 +270,11 @@ impl<S: LocalRaw + ?Sized> LocalKv<'_, S> {
             // The first key after `start_after`: itself with a zero byte.
             [keys::kv(context, start_after).as_slice(), &[0]].concat()
         };
-        let rows = self.store.scan_raw_page(&scope, &from, limit + 1)?;
-        let more = rows.len() > limit;
+        let (rows, more) = self
+            .store
+            .scan_raw_page(&scope, &from, limit, MAX_LIST_BYTES)?;
         let entries = rows
             .into_iter()
-            .take(limit)
             .filter_map(|(k, raw)| {
                 let key = keys::id_of(&base, &k)?.to_vec();
                 Some(entry(self.kek, context, key, &raw, values))

@@ -89,9 +89,16 @@ pub trait LocalRaw {
     /// Writes `puts` and deletes `deletes` in one synced batch.
     fn apply_raw(&self, puts: &[(Vec<u8>, Vec<u8>)], deletes: &[Vec<u8>])
         -> Result<(), LocalError>;
-    /// At most `limit` rows under `prefix`, from `from` (inclusive) in key
-    /// order.
-    fn scan_raw_page(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Rows, LocalError>;
+    /// Rows under `prefix` from `from` (inclusive) in key order: at most
+    /// `limit`, and no more once their values pass `max_bytes` (one row is
+    /// returned whatever its size). True when more rows follow.
+    fn scan_raw_page(
+        &self,
+        prefix: &[u8],
+        from: &[u8],
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<(Rows, bool), LocalError>;
 }
 
 /// Creates `path` (and missing parents) readable by this user only (0700),
@@ -207,20 +214,31 @@ impl LocalRaw for LocalStore {
         }
         Ok(out)
     }
-    fn scan_raw_page(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Rows, LocalError> {
+    fn scan_raw_page(
+        &self,
+        prefix: &[u8],
+        from: &[u8],
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<(Rows, bool), LocalError> {
         let start = from.max(prefix);
-        let mut out = Vec::new();
+        let (mut out, mut bytes) = (Vec::new(), 0usize);
         for item in self
             .db
             .iterator(IteratorMode::From(start, Direction::Forward))
         {
             let (k, v) = item?;
-            if !k.starts_with(prefix) || out.len() >= limit {
+            if !k.starts_with(prefix) {
                 break;
             }
+            let full = out.len() >= limit || (!out.is_empty() && bytes + v.len() > max_bytes);
+            if full {
+                return Ok((out, true));
+            }
+            bytes += v.len();
             out.push((k.to_vec(), v.to_vec()));
         }
-        Ok(out)
+        Ok((out, false))
     }
 }
 

@@ -20,13 +20,13 @@ use super::AppKind;
 
 /// The gas limit a natural load tx declares (see [`load_gas`]): a one-key `kv.Set` uses
 /// about 253,500 under the default schedule, each further byte of value
-/// about 45 (the load tool reports any OUT_OF_GAS result). CometBFT reaps
+/// about 55 (the load tool reports any OUT_OF_GAS result). CometBFT reaps
 /// by declared gas, so a block holds at most `max_block_gas / LOAD_TX_GAS`
 /// (4,687) of them.
 pub const LOAD_TX_GAS: u64 = 256_000;
 
 /// The gas a load tx with a value of `value_len` bytes declares: the base
-/// covers a natural tx, and each further byte is charged about 45 (read,
+/// covers a natural tx, and each further byte is charged about 55 (read,
 /// write and tx bytes); 64 leaves room.
 fn load_gas(value_len: usize) -> u64 {
     let extra = value_len.saturating_sub(NATURAL_VALUE_BYTES) as u64;

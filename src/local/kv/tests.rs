@@ -221,10 +221,57 @@ fn list_pages_by_prefix_and_start_after() {
         .map(|i| format!("user:{i:02}").into_bytes())
         .collect();
     assert_eq!(seen, want);
-    let (all, more) = kv.list("app", b"", b"", 5000, false).unwrap();
+    let (all, more) = kv.list("app", b"", b"", 0, false).unwrap();
+    assert_eq!((all.len(), more), (26, false), "no limit named: 100");
+}
+
+#[test]
+fn a_page_stops_at_the_limit_cap_and_at_the_byte_budget() {
+    let (_d, s) = store();
+    let kek = Kek::from_bytes([7; 32]);
+    let kv = LocalKv {
+        store: &s,
+        kek: &kek,
+    };
+    for i in 0..MAX_LIST + 5 {
+        kv.set("many", format!("{i:05}").as_bytes(), b"v", true, 1)
+            .unwrap();
+    }
+    let (page, more) = kv.list("many", b"", b"", 5000, false).unwrap();
     assert_eq!(
-        (all.len(), more),
-        (26, false),
-        "a limit over 1,000 is cut to 1,000"
+        (page.len(), more),
+        (MAX_LIST, true),
+        "a limit over the cap is cut to it"
+    );
+    // Values of 900 KiB: two fit the 2 MiB budget, a third would not.
+    let big = vec![7u8; 900 << 10];
+    for k in [&b"a"[..], b"b", b"c", b"d", b"e"] {
+        kv.set("big", k, &big, false, 1).unwrap();
+    }
+    let mut keys = Vec::new();
+    let mut after = Vec::new();
+    loop {
+        let (page, more) = kv.list("big", b"", &after, 100, true).unwrap();
+        assert!(
+            !page.is_empty() && page.len() <= 2,
+            "{} entries",
+            page.len()
+        );
+        assert!(page.iter().all(|e| e.value == big));
+        keys.extend(page.iter().map(|e| e.key.clone()));
+        after = page.last().unwrap().key.clone();
+        if !more {
+            break;
+        }
+    }
+    assert_eq!(
+        keys,
+        [
+            b"a".to_vec(),
+            b"b".to_vec(),
+            b"c".to_vec(),
+            b"d".to_vec(),
+            b"e".to_vec()
+        ]
     );
 }
