@@ -29,16 +29,22 @@
 //!
 //! When every write has seen the earlier ones, reads are what one
 //! Redis-like node shows after the same writes (`tests.rs` checks this
-//! against a model), and concurrent writes to different elements read as
-//! the same writes in stamp order (checked too). Concurrent writes that
-//! conflict converge by these rules instead:
+//! against a model), and concurrent adds and removals of different
+//! elements, with no deadline involved, read as the same writes in stamp
+//! order (checked too). Other concurrent writes converge by these rules
+//! instead:
 //! - a type conflict goes to the later write, and the older type's
 //!   elements are gone;
 //! - an increment made without seeing an older reset is lost to it (each
 //!   replica's accumulators restart at the reset it saw);
 //! - a new deadline replaces an older one, even one that had already
 //!   passed at another replica (a replica writes a passed deadline down as
-//!   a delete before it sets a new one, so its own writes never revive).
+//!   a delete before it sets a new one, so its own writes never revive);
+//! - a removal that empties a replica's view of a structure clears the
+//!   deadline, as Redis does when it deletes an empty key; a member another
+//!   replica added concurrently survives, without the deadline;
+//! - a removal or EXPIRE of something the writer has not seen does
+//!   nothing, where stamp order would apply it.
 //!
 //! # Ties
 //!

@@ -475,3 +475,21 @@ fn increments_count_in_their_own_life() {
     let all = a.merge(&b).merge(&c).merge(&late);
     assert_eq!(all.read(40).unwrap().value, Visible::Counter(1));
 }
+
+/// The documented rule for an emptying removal concurrent with an add: the
+/// added member survives, and the deadline is cleared with the emptied
+/// view (stamp order would keep it).
+#[test]
+fn an_emptying_removal_clears_the_deadline_of_a_concurrent_add() {
+    let [r0, r1, _] = REPLICAS;
+    let mut a = Entry::default();
+    a.sadd(Stamp::new(1, r0), &[b"x".to_vec()]).unwrap();
+    assert!(a.expire(Stamp::new(2, r0), Some(100)));
+    let mut b = a.clone();
+    b.sadd(Stamp::new(3, r1), &[b"y".to_vec()]).unwrap();
+    a.srem(Stamp::new(4, r0), &[b"x".to_vec()]).unwrap();
+    let m = a.merge(&b);
+    let v = m.read(200).unwrap();
+    assert_eq!(v.value, Visible::Set([b"y".to_vec()].into()));
+    assert_eq!(v.expire_at, None);
+}
