@@ -131,7 +131,7 @@ async fn serve(node: &Arc<LocalNode>, cfg: AccessConfig) -> (String, Arc<Access>
         notifier.clone(),
         mempool.clone(),
     ));
-    let kek = stave::crypto::kek::Kek::from_bytes([3; 32]);
+    let kek = std::sync::Arc::new(stave::crypto::kek::Kek::from_bytes([3; 32]));
     let jobs = stave::local::processing::Jobs::new(node.local.clone(), kek);
     let scratch = tempfile::tempdir().expect("scratch").keep();
     let pipeline = stave::content::Pipeline::new(

@@ -69,7 +69,9 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         notifier.clone(),
         mempool.clone(),
     ));
-    let pipeline = upload_pipeline(home, &config, &local_node, submitter.clone())?;
+    // One KEK for the upload jobs and the admin socket's local KV.
+    let kek = Arc::new(crate::crypto::kek::Kek::load_or_create(&home.kek_file())?);
+    let pipeline = upload_pipeline(home, &config, &local_node, kek.clone(), submitter.clone())?;
     let access = Arc::new(crate::access::Access::new(
         local_node.clone(),
         config.access.clone(),
@@ -91,7 +93,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         mempool,
         content: Some((pipeline, access)),
     };
-    spawn_listeners(&mut tasks, home, &config, api, local_node).await?;
+    spawn_listeners(&mut tasks, home, &config, api, local_node, kek).await?;
     tracing::info!(abci = %config.abci.listen, "stave started");
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -124,9 +126,9 @@ fn upload_pipeline(
     home: &Home,
     config: &Config,
     node: &Arc<LocalNode>,
+    kek: Arc<crate::crypto::kek::Kek>,
     submitter: Arc<crate::content::Submitter>,
 ) -> anyhow::Result<Arc<crate::content::Pipeline>> {
-    let kek = crate::crypto::kek::Kek::load_or_create(&home.kek_file())?;
     let jobs = crate::local::processing::Jobs::new(node.local.clone(), kek);
     crate::local::private_dir(&home.processing_dir())?;
     let pipeline = crate::content::Pipeline::new(
@@ -149,6 +151,7 @@ async fn spawn_listeners(
     config: &Config,
     api: crate::grpc::ClientApi,
     local_node: Arc<LocalNode>,
+    kek: Arc<crate::crypto::kek::Kek>,
 ) -> anyhow::Result<()> {
     let limits = Arc::new(config.limits.clone());
     let (store, notifier) = (api.store.clone(), api.notifier.clone());
@@ -184,7 +187,6 @@ async fn spawn_listeners(
     listener.set_nonblocking(true)?;
     let listener = tokio::net::UnixListener::from_std(listener)?;
     tracing::info!(socket = %admin.display(), "gRPC admin listening (mode 0600)");
-    let kek = Arc::new(crate::crypto::kek::Kek::load_or_create(&home.kek_file())?);
     tasks.spawn(async move {
         crate::grpc::serve_admin(listener, local_node, kek, &limits)
             .await

@@ -20,7 +20,7 @@ impl Entry {
     /// Checks the type a reader sees at the write's time.
     fn check(&self, s: Stamp, wanted: Kind) -> Result<Option<Visible>, WrongType> {
         let seen = self.read(s.ms).map(|v| v.value);
-        match self.kind_at(s.ms) {
+        match seen.as_ref().map(Visible::kind) {
             Some(found) if found != wanted => Err(WrongType { found, wanted }),
             _ => Ok(seen),
         }

@@ -30,6 +30,19 @@ pub enum Visible {
     Counter(i128),
 }
 
+impl Visible {
+    /// The part a value of this shape lives in.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Visible::Value(_) | Visible::List(_) => Kind::Whole,
+            Visible::Hash(_) => Kind::Hash,
+            Visible::Set(_) => Kind::Set,
+            Visible::ZSet(_) => Kind::ZSet,
+            Visible::Counter(_) => Kind::Counter,
+        }
+    }
+}
+
 /// A live key: its value and its deadline, if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct View {
@@ -71,14 +84,9 @@ impl Entry {
             .filter(|(s, _)| s.is_some() && *s > floor)
             .max_by_key(|(s, k)| (*s, *k))
             .map(|(_, k)| *k)?;
-        let others = heads
-            .iter()
-            .filter(|(_, k)| *k != kind)
-            .filter_map(|(s, _)| *s)
-            .max();
         Some(Life {
             kind,
-            reset: others.max(floor),
+            reset: newest_except(&heads, kind).max(floor),
         })
     }
 
@@ -125,14 +133,7 @@ impl Entry {
 
     /// The type a reader sees at `now_ms`.
     pub fn kind_at(&self, now_ms: u64) -> Option<Kind> {
-        self.read(now_ms).map(|v| match v.value {
-            Visible::Value(_) => Kind::Whole,
-            Visible::List(_) => Kind::Whole,
-            Visible::Hash(_) => Kind::Hash,
-            Visible::Set(_) => Kind::Set,
-            Visible::ZSet(_) => Kind::ZSet,
-            Visible::Counter(_) => Kind::Counter,
-        })
+        self.read(now_ms).map(|v| v.value.kind())
     }
 
     fn visible(&self, life: Life) -> Option<Visible> {
@@ -178,20 +179,17 @@ impl Entry {
     /// element at or below its part's reset can never show again.
     pub(super) fn part_resets(&self) -> [Option<Stamp>; 4] {
         let heads = self.heads();
-        let reset_of = |kind: Kind| {
-            heads
-                .iter()
-                .filter(|(_, k)| *k != kind)
-                .filter_map(|(s, _)| *s)
-                .max()
-        };
-        [
-            reset_of(Kind::Hash),
-            reset_of(Kind::Set),
-            reset_of(Kind::ZSet),
-            reset_of(Kind::Counter),
-        ]
+        [Kind::Hash, Kind::Set, Kind::ZSet, Kind::Counter].map(|k| newest_except(&heads, k))
     }
+}
+
+/// The newest write of any part but `kind`.
+fn newest_except(heads: &[(Option<Stamp>, Kind)], kind: Kind) -> Option<Stamp> {
+    heads
+        .iter()
+        .filter(|(_, k)| *k != kind)
+        .filter_map(|(s, _)| *s)
+        .max()
 }
 
 /// The elements of `part` that `pick` keeps, with what it kept of each.

@@ -93,11 +93,11 @@ pub struct Recovery {
 /// Processing jobs over the local store, with the KEK that seals their DEKs.
 pub struct Jobs {
     store: LocalStore,
-    kek: Kek,
+    kek: std::sync::Arc<Kek>,
 }
 
 impl Jobs {
-    pub fn new(store: LocalStore, kek: Kek) -> Self {
+    pub fn new(store: LocalStore, kek: std::sync::Arc<Kek>) -> Self {
         Jobs { store, kek }
     }
 

@@ -13,7 +13,7 @@ const ALL: [JobStatus; 6] = [
 fn jobs(dir: &Path) -> Jobs {
     Jobs::new(
         LocalStore::open(&dir.join("local")).unwrap(),
-        Kek::from_bytes([8; 32]),
+        std::sync::Arc::new(Kek::from_bytes([8; 32])),
     )
 }
 
