@@ -16,6 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/stave/rights/v1/rights.proto",
         "proto/stave/content/v1/content.proto",
         "proto/stave/local/v1/local.proto",
+        "proto/stave/replica/v1/replica.proto",
         "proto/stave/peer/v1/peer.proto",
         "proto/stave/snapshot/v1/snapshot.proto",
         "proto/stave/proof/v1/proof.proto",

@@ -152,6 +152,7 @@ async fn serve(node: &Arc<LocalNode>, cfg: AccessConfig) -> (String, Arc<Access>
         notifier,
         mempool,
         content: Some((pipeline, access.clone())),
+        replica: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -103,6 +103,9 @@ pub struct Config {
     /// State-sync snapshots this node takes and serves.
     #[serde(default)]
     pub snapshots: crate::snapshot::SnapshotConfig,
+    /// Replicated node-local data (CAD037 over UEP-20 anti-entropy).
+    #[serde(default)]
+    pub replica: crate::replica::ReplicaConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -271,6 +274,7 @@ impl Config {
             upload: crate::content::UploadConfig::default(),
             access: crate::access::AccessConfig::default(),
             snapshots: crate::snapshot::SnapshotConfig::default(),
+            replica: crate::replica::ReplicaConfig::default(),
         }
     }
 
@@ -292,6 +296,9 @@ impl Config {
         let p = &self.pruning;
         if p.keep_recent > 0 && p.interval == 0 {
             return Err("pruning.interval must be positive when keep_recent is set".into());
+        }
+        if self.replica.pow_base == 0 {
+            return Err("replica.pow_base must be at least 1".into());
         }
         self.limits.validate()
     }

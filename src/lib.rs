@@ -85,6 +85,7 @@ pub mod node;
 pub mod par;
 pub mod proof;
 pub mod proto;
+pub mod replica;
 pub mod snapshot;
 pub mod store;
 pub mod tx;

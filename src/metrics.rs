@@ -50,6 +50,8 @@ pub struct Metrics {
     pub access: AccessMetrics,
     /// State sync ([`SyncMetrics`]).
     pub sync: SyncMetrics,
+    /// Replicated node-local data ([`crate::replica`]).
+    pub replica: crate::replica::metrics::ReplicaMetrics,
 }
 
 /// Snapshots taken and restores applied.
@@ -259,6 +261,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
     let u = upload_metrics(&registry)?;
     let access = access_metrics(&registry)?;
     let sync = sync_metrics(&registry)?;
+    let replica = crate::replica::metrics::register(&registry)?;
     Ok(Metrics {
         registry,
         height,
@@ -283,6 +286,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         upload_under_replicated: u.4,
         access,
         sync,
+        replica,
     })
 }
 

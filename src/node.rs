@@ -45,7 +45,15 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     let notifier = app.notifier();
     let mempool = app.mempool();
     let local_node = LocalNode::open(home, store.clone(), crate::local::chain_assignments())?;
-    let worker = Worker::new(local_node.clone(), WorkerConfig::default());
+    let replica = crate::replica::Replica::open(
+        local_node.local.clone(),
+        store.clone(),
+        local_node.operator.clone(),
+        config.replica.clone(),
+    )?;
+    crate::replica::run::spawn(replica.clone(), Some(local_node.content.clone()))?;
+    let worker = Worker::new(local_node.clone(), WorkerConfig::default())
+        .with_announcements(replica.clone());
     let heights = notifier.subscribe_height();
     if let Some(h) = info.height {
         crate::metrics::metrics().height.set(h as i64);
@@ -92,8 +100,9 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         notifier,
         mempool,
         content: Some((pipeline, access)),
+        replica: Some(replica.clone()),
     };
-    spawn_listeners(&mut tasks, home, &config, api, local_node, kek).await?;
+    spawn_listeners(&mut tasks, home, &config, api, (local_node, replica), kek).await?;
     tracing::info!(abci = %config.abci.listen, "stave started");
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -150,7 +159,7 @@ async fn spawn_listeners(
     home: &Home,
     config: &Config,
     api: crate::grpc::ClientApi,
-    local_node: Arc<LocalNode>,
+    (local_node, replica): (Arc<LocalNode>, Arc<crate::replica::Replica>),
     kek: Arc<crate::crypto::kek::Kek>,
 ) -> anyhow::Result<()> {
     let limits = Arc::new(config.limits.clone());
@@ -175,9 +184,9 @@ async fn spawn_listeners(
         let allow = Arc::new(crate::net::allow::AllowList::default());
         let heights = notifier.subscribe_height();
         tasks.spawn(crate::net::allow::keep_fresh(allow.clone(), store.clone(), heights).map(Ok));
-        let (node, limits) = (local_node.clone(), limits.clone());
+        let (node, replica, limits) = (local_node.clone(), replica.clone(), limits.clone());
         tasks.spawn(async move {
-            crate::grpc::serve_peer(listener, node, allow, &limits)
+            crate::grpc::serve_peer(listener, node, replica, allow, &limits)
                 .await
                 .map_err(|e| e.context("grpc peer"))
         });
@@ -188,7 +197,7 @@ async fn spawn_listeners(
     let listener = tokio::net::UnixListener::from_std(listener)?;
     tracing::info!(socket = %admin.display(), "gRPC admin listening (mode 0600)");
     tasks.spawn(async move {
-        crate::grpc::serve_admin(listener, local_node, kek, &limits)
+        crate::grpc::serve_admin(listener, local_node, kek, replica, &limits)
             .await
             .map_err(|e| e.context("grpc admin"))
     });

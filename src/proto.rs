@@ -71,6 +71,11 @@ pub mod stave {
             tonic::include_proto!("stave.snapshot.v1");
         }
     }
+    pub mod replica {
+        pub mod v1 {
+            tonic::include_proto!("stave.replica.v1");
+        }
+    }
 }
 
 /// `stave.accounts.v1`: the stored account.
@@ -93,6 +98,8 @@ pub use self::stave::peer::v1 as peer;
 pub use self::stave::proof::v1 as proof;
 /// `stave.query.v1`: the query gRPC service.
 pub use self::stave::query::v1 as query;
+/// `stave.replica.v1`: replicated CAD037 records and UEP-20 messages.
+pub use self::stave::replica::v1 as replica;
 /// `stave.rights.v1`: content and rights actions, records and the rights service.
 pub use self::stave::rights::v1 as rights;
 /// `stave.snapshot.v1`: state-sync snapshot metadata and chunks.

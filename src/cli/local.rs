@@ -1,5 +1,5 @@
-//! `stave query local status`: the node's local store, over the admin
-//! socket (`<home>/admin.sock`).
+//! `stave query local status|replicas`: the node's local store and its
+//! replication, over the admin socket (`<home>/admin.sock`).
 
 use serde_json::json;
 
@@ -14,10 +14,47 @@ pub enum LocalQuery {
         #[arg(long, env = "STAVE_HOME")]
         home: std::path::PathBuf,
     },
+    /// Anti-entropy with each peer since the node started: last sync, records
+    /// and bytes exchanged.
+    Replicas {
+        /// The node's home; the call goes to `<home>/admin.sock`.
+        #[arg(long, env = "STAVE_HOME")]
+        home: std::path::PathBuf,
+    },
+}
+
+async fn replicas(home: std::path::PathBuf, out: Output) -> anyhow::Result<()> {
+    let socket = crate::config::Home::new(home).admin_socket();
+    let r = crate::client::admin_db_client(&socket)
+        .await?
+        .replicas(crate::proto::replica::ReplicasRequest {})
+        .await?
+        .into_inner();
+    let peers: Vec<_> = r
+        .peers
+        .iter()
+        .map(|p| {
+            json!({"peer": hex::encode(&p.peer), "last_sync_ms": p.last_sync_ms,
+            "last_error": p.last_error, "rounds": p.rounds,
+            "records_received": p.records_received, "records_accepted": p.records_accepted,
+            "bytes_sent": p.bytes_sent, "bytes_received": p.bytes_received,
+            "bytes_accepted": p.bytes_accepted, "refused": p.refused})
+        })
+        .collect();
+    out.print(&json!({
+        "records": r.records,
+        "own_records": r.own_records,
+        "stored_bytes": r.stored_bytes,
+        "pow_base": r.pow_base,
+        "horizon_ms": r.horizon_ms,
+        "peers": peers,
+    }));
+    Ok(())
 }
 
 pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
     match cmd {
+        LocalQuery::Replicas { home } => return replicas(home, out).await,
         LocalQuery::Status { home } => {
             let socket = crate::config::Home::new(home).admin_socket();
             let s = crate::client::admin_client(&socket)

@@ -18,6 +18,9 @@ pub enum LocalCmd {
     /// The node's private key-value store, encrypted by default.
     #[command(subcommand)]
     Kv(KvCmd),
+    /// The databases replicated between validators (CAD037).
+    #[command(subcommand)]
+    Db(super::local_db::DbCmd),
 }
 
 /// Which node and which context.
@@ -88,7 +91,10 @@ fn text(bytes: &[u8]) -> Value {
 }
 
 pub async fn run(cmd: LocalCmd, out: Output) -> anyhow::Result<()> {
-    let LocalCmd::Kv(cmd) = cmd;
+    let cmd = match cmd {
+        LocalCmd::Kv(c) => c,
+        LocalCmd::Db(c) => return super::local_db::run(c, out).await,
+    };
     let home = match &cmd {
         KvCmd::Get { at, .. }
         | KvCmd::Set { at, .. }

@@ -14,6 +14,7 @@ mod keys;
 mod kv;
 pub mod loadtest;
 mod local;
+mod local_db;
 mod local_kv;
 mod output;
 mod query;
@@ -72,7 +73,7 @@ pub enum Command {
     /// The light client's trust root for `--verify` reads.
     #[command(subcommand)]
     Light(verify::LightCmd),
-    /// The node's own data over the admin socket: `stave local kv ...`.
+    /// The node's own data over the admin socket: `stave local kv|db ...`.
     #[command(subcommand)]
     Local(local_kv::LocalCmd),
     /// Upload audio to a validator and follow upload jobs.

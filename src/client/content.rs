@@ -153,6 +153,24 @@ pub async fn peers(c: &mut StaveClient, keys: &[Vec<u8>]) -> anyhow::Result<Vec<
     Ok(out)
 }
 
+/// `peers` with the validators the node `c` says announce `cid` first
+/// (least loaded first), the rest after in their order. A node that
+/// cannot say leaves the order as it is.
+pub async fn announcing_first(c: &mut StaveClient, cid: &[u8], mut peers: Vec<Peer>) -> Vec<Peer> {
+    let req = crate::proto::replica::HoldersRequest { cid: cid.to_vec() };
+    let Ok(r) = c.replica.holders(req).await else {
+        return peers;
+    };
+    let rank: Vec<[u8; 32]> = r
+        .into_inner()
+        .holders
+        .iter()
+        .filter_map(|h| <[u8; 32]>::try_from(h.operator_key.as_slice()).ok())
+        .collect();
+    peers.sort_by_key(|p| rank.iter().position(|k| *k == p.key).unwrap_or(usize::MAX));
+    peers
+}
+
 /// The key a holder delivered, with its answer (receipt included).
 pub struct Key {
     pub dek: Dek,
@@ -469,6 +487,7 @@ pub async fn fetch(
     let chain_id = chain_id(&mut c).await?;
     let signed = consumer.request(&chain_id, cid, None, territory, context);
     let replicas = peers(&mut c, &upload.replication_set).await?;
+    let replicas = announcing_first(&mut c, &upload.encrypted_cid, replicas).await;
     let bytes = download(&replicas, Some(signed), &upload, &key.dek, out, progress).await?;
     Ok(Fetched {
         path: out.to_path_buf(),
@@ -525,6 +544,7 @@ pub async fn recover(
     };
     let signed = me.request(&chain_id, cid, None, territory, &[]);
     let replicas = peers(&mut c, &upload.replication_set).await?;
+    let replicas = announcing_first(&mut c, &upload.encrypted_cid, replicas).await;
     let bytes = download(&replicas, Some(signed), &upload, &dek, out, progress).await?;
     Ok(Fetched {
         path: out.to_path_buf(),

@@ -156,6 +156,10 @@ pub struct StaveClient {
     pub content: crate::proto::content::content_service_client::ContentServiceClient<
         tonic::transport::Channel,
     >,
+    /// Who announces a cid (the replicated content inventory).
+    pub replica: crate::proto::replica::replica_query_service_client::ReplicaQueryServiceClient<
+        tonic::transport::Channel,
+    >,
 }
 
 /// The largest answer the read clients accept: a proven page carries each
@@ -192,9 +196,13 @@ impl StaveClient {
             kv: crate::proto::kv::kv_service_client::KvServiceClient::new(channel.clone())
                 .max_decoding_message_size(MAX_PROVEN_ANSWER),
             content: crate::proto::content::content_service_client::ContentServiceClient::new(
-                channel,
+                channel.clone(),
             )
             .max_encoding_message_size(crate::grpc::content::MAX_UPLOAD_MESSAGE),
+            replica:
+                crate::proto::replica::replica_query_service_client::ReplicaQueryServiceClient::new(
+                    channel,
+                ),
         })
     }
 }
@@ -234,4 +242,15 @@ pub async fn admin_kv_client(
 > {
     let channel = admin_channel(socket).await?;
     Ok(crate::proto::local::local_kv_service_client::LocalKvServiceClient::new(channel))
+}
+
+/// A `LocalDbService` client on the admin socket (`<home>/admin.sock`):
+/// this node's replicated databases and the replication's status.
+pub async fn admin_db_client(
+    socket: &std::path::Path,
+) -> anyhow::Result<
+    crate::proto::replica::local_db_service_client::LocalDbServiceClient<tonic::transport::Channel>,
+> {
+    let channel = admin_channel(socket).await?;
+    Ok(crate::proto::replica::local_db_service_client::LocalDbServiceClient::new(channel))
 }

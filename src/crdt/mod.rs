@@ -59,6 +59,7 @@
 //! value written between them keeps the older set's members in one order
 //! and loses them in the other. Neither can happen here.
 
+mod delta;
 mod entry;
 mod lww;
 mod ops;

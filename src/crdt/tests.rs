@@ -3,6 +3,7 @@
 //! under random interleavings, and collection that changes no read.
 
 mod model;
+mod owners;
 
 use std::collections::BTreeMap;
 

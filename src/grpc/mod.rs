@@ -1,11 +1,13 @@
 //! gRPC (tonic) on three listeners, each with health:
 //! - [`serve_client`], the public client API: `TxService`, `QueryService`,
 //!   `GovernanceService`, `KvService`, `CasbinQueryService`,
-//!   `RightsService`, `ContentService` (uploads), plus reflection;
-//! - [`serve_peer`], the validator-to-validator `PeerService`, allow-listed
-//!   to the IPs of ACTIVE and UNBONDING validators;
-//! - [`serve_admin`], the operator's `LocalService` and `LocalKvService` on a Unix socket with
-//!   mode 0600.
+//!   `RightsService`, `ContentService` (uploads), plus reflection,
+//!   and `ReplicaQueryService` (who announces a cid);
+//! - [`serve_peer`], the validator-to-validator `PeerService` and
+//!   `ReplicaService` (anti-entropy), allow-listed to the IPs of ACTIVE and
+//!   UNBONDING validators;
+//! - [`serve_admin`], the operator's `LocalService`, `LocalKvService` and
+//!   `LocalDbService` on a Unix socket with mode 0600.
 //!
 //! Every listener has a connection cap (a semaphore around accept), and the
 //! TCP ones per-IP connection and request rates, tonic's per-connection
@@ -20,10 +22,12 @@ pub mod content;
 pub mod governance;
 pub mod kv;
 pub mod local;
+pub mod local_db;
 pub mod local_kv;
 pub mod peer;
 pub mod pool;
 pub mod query;
+pub mod replica;
 pub mod rights;
 pub mod timed;
 pub mod tx;
@@ -49,6 +53,7 @@ use crate::proto::kv::kv_service_server::KvServiceServer;
 use crate::proto::local::local_service_server::LocalServiceServer;
 use crate::proto::peer::peer_service_server::PeerServiceServer;
 use crate::proto::query::query_service_server::QueryServiceServer;
+use crate::proto::replica::replica_query_service_server::ReplicaQueryServiceServer;
 use crate::proto::rights::rights_service_server::RightsServiceServer;
 use crate::proto::tx::tx_service_server::TxServiceServer;
 use crate::store::ChainStore;
@@ -62,6 +67,8 @@ pub struct ClientApi {
     pub mempool: Arc<Mempool>,
     /// Serves `ContentService` when present, with access and delivery.
     pub content: Option<(Arc<crate::content::Pipeline>, Arc<crate::access::Access>)>,
+    /// Serves `ReplicaQueryService` (who announces a cid) when present.
+    pub replica: Option<Arc<crate::replica::Replica>>,
 }
 
 /// A health service reporting `names` as serving.
@@ -136,6 +143,7 @@ pub async fn serve_client(
         <CasbinQueryServiceServer<casbin::CasbinQueryServiceImpl> as NamedService>::NAME,
         <RightsServiceServer<rights::RightsServiceImpl> as NamedService>::NAME,
         <ContentServiceServer<content::ContentServiceImpl> as NamedService>::NAME,
+        <ReplicaQueryServiceServer<local_db::LocalDbServiceImpl> as NamedService>::NAME,
     ])
     .await;
     let reflection = tonic_reflection::server::Builder::configure()
@@ -194,6 +202,13 @@ pub async fn serve_client(
             limits.request_timeout(),
         ))
         // Upload and Download have their own idle timeouts and minimum rates
+        .add_optional_service(api.replica.map(|replica| {
+            timed::Timed::new(
+                ReplicaQueryServiceServer::new(local_db::LocalDbServiceImpl { replica })
+                    .max_decoding_message_size(MAX_QUERY_BYTES),
+                limits.request_timeout(),
+            )
+        }))
         .add_optional_service(api.content.map(|(pipeline, access)| {
             timed::Timed::new(
                 ContentServiceServer::new(content::ContentServiceImpl { pipeline, access })
@@ -208,14 +223,21 @@ pub async fn serve_client(
     Ok(())
 }
 
-/// Serves `PeerService` on `listener` to the IPs on `allow` only.
+/// Serves `PeerService` and `ReplicaService` on `listener` to the IPs on
+/// `allow` only.
 pub async fn serve_peer(
     listener: TcpListener,
     node: Arc<LocalNode>,
+    replica: Arc<crate::replica::Replica>,
     allow: Arc<AllowList>,
     limits: &Limits,
 ) -> anyhow::Result<()> {
-    let health = health(&[<PeerServiceServer<peer::PeerServiceImpl> as NamedService>::NAME]).await;
+    use crate::proto::peer::replica_service_server::ReplicaServiceServer;
+    let health = health(&[
+        <PeerServiceServer<peer::PeerServiceImpl> as NamedService>::NAME,
+        <ReplicaServiceServer<replica::ReplicaServiceImpl> as NamedService>::NAME,
+    ])
+    .await;
     let gate = tcp_gate("peer", limits.peer_max_connections, limits).allow(allow);
     server(limits)
         .layer(InterceptorLayer::new(rate::interceptor(
@@ -227,23 +249,30 @@ pub async fn serve_peer(
             PeerServiceServer::new(peer::PeerServiceImpl::new(node))
                 .max_decoding_message_size(peer::MAX_REQUEST_BYTES),
         )
+        .add_service(
+            ReplicaServiceServer::new(replica::ReplicaServiceImpl::new(replica))
+                .max_decoding_message_size(replica::MAX_REQUEST_BYTES),
+        )
         .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;
     Ok(())
 }
 
-/// Serves `LocalService` and `LocalKvService` on the admin socket (bound with mode 0600 by
-/// [`crate::net::unix::bind_private`]).
+/// Serves `LocalService`, `LocalKvService` and `LocalDbService` on the
+/// admin socket (bound with mode 0600 by [`crate::net::unix::bind_private`]).
 pub async fn serve_admin(
     listener: UnixListener,
     node: Arc<LocalNode>,
     kek: Arc<crate::crypto::kek::Kek>,
+    replica: Arc<crate::replica::Replica>,
     limits: &Limits,
 ) -> anyhow::Result<()> {
     use crate::proto::local::local_kv_service_server::LocalKvServiceServer;
+    use crate::proto::replica::local_db_service_server::LocalDbServiceServer;
     let health = health(&[
         <LocalServiceServer<local::LocalServiceImpl> as NamedService>::NAME,
         <LocalKvServiceServer<local_kv::LocalKvServiceImpl> as NamedService>::NAME,
+        <LocalDbServiceServer<local_db::LocalDbServiceImpl> as NamedService>::NAME,
     ])
     .await;
     let gate = Gate::new("admin", limits.admin_max_connections);
@@ -251,6 +280,9 @@ pub async fn serve_admin(
     server(limits)
         .add_service(health)
         .add_service(LocalKvServiceServer::new(kv))
+        .add_service(LocalDbServiceServer::new(local_db::LocalDbServiceImpl {
+            replica,
+        }))
         .add_service(LocalServiceServer::new(local::LocalServiceImpl::new(node)))
         .serve_with_incoming(incoming::admitted(listener, gate))
         .await?;

@@ -131,6 +131,14 @@ fn authenticate(node: &LocalNode, signed: &SignedPeerRequest) -> Result<Authed, 
         Body::FetchWrappedDek(b) => &b.cid,
         Body::FetchContent(b) => &b.cid,
         Body::HasContent(b) => &b.cid,
+        Body::ReplicaUpdate(_)
+        | Body::ReplicaSync(_)
+        | Body::ReplicaCrcDiff(_)
+        | Body::ReplicaGetValues(_) => {
+            return Err(PeerError::Decode(
+                "a ReplicaService body sent to PeerService".into(),
+            ))
+        }
     };
     let assignment = node.assignments.by_cid(&view, cid).map_err(local)?;
     Ok(Authed {

@@ -10,6 +10,10 @@ const ACCESS_NONCES: &[u8] = b"local/access/nonces/";
 const PENDING_GRANTS: &[u8] = b"local/access/pending/";
 const REFUSED_GRANTS: &[u8] = b"local/access/refused";
 const KV: &[u8] = b"local/kv/";
+const REPLICA_MD: &[u8] = b"local/replica/md/";
+const REPLICA_VAL: &[u8] = b"local/replica/val/";
+const REPLICA_REF: &[u8] = b"local/replica/ref/";
+const REPLICA_IDX: &[u8] = b"local/replica/idx/";
 
 fn join(prefix: &[u8], id: &[u8]) -> Vec<u8> {
     [prefix, id].concat()
@@ -100,6 +104,38 @@ pub fn kv(context: &str, key: &[u8]) -> Vec<u8> {
     [kv_prefix(context).as_slice(), key].concat()
 }
 
+/// `local/replica/md/`: every record held, by datakey.
+pub fn replica_md_prefix() -> Vec<u8> {
+    REPLICA_MD.to_vec()
+}
+/// `local/replica/md/{datakey}` (32 bytes; key order is datakey order, so
+/// a prefix of datakeys is a prefix of keys).
+pub fn replica_md(datakey_prefix: &[u8]) -> Vec<u8> {
+    join(REPLICA_MD, datakey_prefix)
+}
+/// `local/replica/val/`.
+pub fn replica_values_prefix() -> Vec<u8> {
+    REPLICA_VAL.to_vec()
+}
+/// `local/replica/val/{sha256}`: a value, stored once however many
+/// records name it.
+pub fn replica_value(hash: &[u8; 32]) -> Vec<u8> {
+    join(REPLICA_VAL, hash)
+}
+/// `local/replica/ref/{sha256}` (value: u32 big-endian, how many records
+/// name the value).
+pub fn replica_refs(hash: &[u8; 32]) -> Vec<u8> {
+    join(REPLICA_REF, hash)
+}
+/// `local/replica/idx/{len(db):u8}{db}`: one database's keys.
+pub fn replica_idx_prefix(db: &str) -> Vec<u8> {
+    [REPLICA_IDX, &[db.len() as u8], db.as_bytes()].concat()
+}
+/// `local/replica/idx/{len(db):u8}{db}{key}`.
+pub fn replica_idx(db: &str, key: &[u8]) -> Vec<u8> {
+    [replica_idx_prefix(db).as_slice(), key].concat()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +149,7 @@ mod tests {
             (sync_content_prefix(), sync_content(&cid)),
             (sync_deks_prefix(), sync_dek(&cid)),
             (intents_prefix(), intent(&cid)),
+            (replica_md_prefix(), replica_md(&cid)),
         ];
         for (i, (p, k)) in keys.iter().enumerate() {
             assert_eq!(id_of(p, k), Some(&cid[..]));
@@ -130,6 +167,25 @@ mod tests {
         // A context that extends another is not under it.
         assert!(!kv("ops.b", b"k").starts_with(&kv_prefix("ops")));
         assert!(!kv("ops", b"k").starts_with(&deks_prefix()));
+    }
+
+    #[test]
+    fn replica_keys_are_apart_and_db_prefixes_unambiguous() {
+        let h = [7u8; 32];
+        let rows = [
+            replica_md(&h),
+            replica_value(&h),
+            replica_refs(&h),
+            replica_idx("db", b"k"),
+        ];
+        for (i, a) in rows.iter().enumerate() {
+            for (j, b) in rows.iter().enumerate() {
+                assert_eq!(a.starts_with(b), i == j);
+            }
+        }
+        // A database whose name extends another's is not under it.
+        assert!(!replica_idx("ab", b"c").starts_with(&replica_idx_prefix("a")));
+        assert!(replica_idx("a", b"bc").starts_with(&replica_idx_prefix("a")));
     }
 
     #[test]

@@ -68,10 +68,18 @@ struct Settled {
     height: u64,
 }
 
+/// Which validators announce that they hold a cid (the replicated
+/// content inventory, [`crate::replica::inventory`]).
+pub trait Announcements: Send + Sync {
+    fn announcing(&self, cid: &[u8]) -> BTreeSet<[u8; 32]>;
+}
+
 /// The reconciler worker.
 #[derive(Clone)]
 pub struct Worker {
     node: Arc<LocalNode>,
+    /// Peers announcing a cid are asked first.
+    announced: Option<Arc<dyn Announcements>>,
     cfg: WorkerConfig,
     in_flight: Arc<Mutex<InFlight>>,
     held_off: Arc<Mutex<HeldOff>>,
@@ -93,12 +101,19 @@ impl Worker {
         let permits = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
         Worker {
             node,
+            announced: None,
             cfg,
             in_flight: Arc::default(),
             held_off: Arc::default(),
             permits,
             settled: Arc::default(),
         }
+    }
+
+    /// Asks the peers `a` says announce a cid before the others.
+    pub fn with_announcements(mut self, a: Arc<dyn Announcements>) -> Self {
+        self.announced = Some(a);
+        self
     }
 
     /// Runs until the task is dropped.

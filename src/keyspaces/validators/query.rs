@@ -75,10 +75,12 @@ pub fn list(
     Ok((out, next))
 }
 
-/// The peer `address` of every ACTIVE and UNBONDING validator (the peer
-/// listener's allow-list), in operator-key order.
-pub fn peer_addresses(view: &View<'_>) -> Result<Vec<String>, StoreError> {
-    let listed = [ValidatorStatus::Active, ValidatorStatus::Unbonding].map(|s| s as u32);
+/// The operator key, status and record of every ACTIVE and UNBONDING
+/// validator, in operator-key order.
+pub fn listed(
+    view: &View<'_>,
+) -> Result<Vec<([u8; 32], ValidatorStatus, gen::GenesisValidator)>, StoreError> {
+    let listed = [ValidatorStatus::Active, ValidatorStatus::Unbonding];
     let mut out = Vec::new();
     let mut after: Option<Vec<u8>> = None;
     loop {
@@ -86,8 +88,12 @@ pub fn peer_addresses(view: &View<'_>) -> Result<Vec<String>, StoreError> {
         for (k, v) in &rows {
             let r = gen::ValidatorRecord::decode(v.as_slice())
                 .map_err(|e| StoreError::corrupt(k, e))?;
-            if let (true, Some(val)) = (listed.contains(&r.status), r.validator) {
-                out.push(val.address);
+            let op = k
+                .strip_prefix(validators_prefix().as_slice())
+                .and_then(|op| <[u8; 32]>::try_from(op).ok());
+            let status = listed.into_iter().find(|s| *s as u32 == r.status);
+            if let (Some(op), Some(status), Some(val)) = (op, status, r.validator) {
+                out.push((op, status, val));
             }
         }
         if rows.len() < MAX_PAGE {
@@ -95,6 +101,15 @@ pub fn peer_addresses(view: &View<'_>) -> Result<Vec<String>, StoreError> {
         }
         after = rows.last().map(|(k, _)| k.clone());
     }
+}
+
+/// The peer `address` of every ACTIVE and UNBONDING validator (the peer
+/// listener's allow-list), in operator-key order.
+pub fn peer_addresses(view: &View<'_>) -> Result<Vec<String>, StoreError> {
+    Ok(listed(view)?
+        .into_iter()
+        .map(|(_, _, v)| v.address)
+        .collect())
 }
 
 /// ABCI query paths of the governance keyspaces, as state keys (`None`: not

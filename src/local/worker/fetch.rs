@@ -33,14 +33,22 @@ impl Worker {
             Kind::Content => a.replication_set.clone(),
             Kind::Dek => a.dek_holder_set.clone(),
         };
+        let announced = self.announced.clone();
         let prep = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
             mark(&node, kind, &cid_v, Op::Downloading)?;
             let view = node.chain.view();
             let chain_id = view.commit_info()?.chain_id;
-            Ok((chain_id, peers_in(&node, &view, &set)?))
+            let mut peers = peers_in(&node, &view, &set)?;
+            let ann = match (kind, &announced) {
+                (Kind::Content, Some(a)) => a.announcing(&cid_v),
+                _ => BTreeSet::new(),
+            };
+            // Stable: announcing peers first, each group in its random order.
+            peers.sort_by_key(|p| !ann.contains(&p.operator));
+            Ok((chain_id, peers, ann))
         })
         .await;
-        let (chain_id, sources) = match prep {
+        let (chain_id, sources, ann) = match prep {
             Ok(Ok(x)) => x,
             Ok(Err(e)) => return self.failed(kind, cid, e.to_string()).await,
             Err(e) => return self.failed(kind, cid, e.to_string()).await,
@@ -48,7 +56,21 @@ impl Worker {
         let mut errors = Vec::new();
         for t in &sources {
             match self.try_peer(kind, &chain_id, t, cid, a).await {
-                Ok(()) => return,
+                Ok(()) => {
+                    if kind == Kind::Content {
+                        let label = if ann.contains(&t.operator) {
+                            "announced"
+                        } else {
+                            "unannounced"
+                        };
+                        crate::metrics::metrics()
+                            .replica
+                            .fetch_source
+                            .with_label_values(&[label])
+                            .inc();
+                    }
+                    return;
+                }
                 Err(e) => errors.push(format!("code {} {e}", e.code().value())),
             }
         }

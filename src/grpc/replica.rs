@@ -1,0 +1,364 @@
+//! `stave.peer.v1.ReplicaService`: the answering side of UEP-20
+//! anti-entropy ([`crate::replica`]), on the peer listener. Every request
+//! is a `SignedPeerRequest` from an ACTIVE validator
+//! ([`crate::local::peer_auth::check`]); bad records are refused one by
+//! one and counted, a malformed request is `INVALID_ARGUMENT`, and UPDATEs
+//! past the per-peer rate are `RESOURCE_EXHAUSTED`.
+
+// tonic's `Status` is large; it is the error type tonic's handlers return.
+#![allow(clippy::result_large_err)]
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use prost::Message;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use crate::local::node::active_validator;
+use crate::local::peer_auth::{check, now_ms, PeerError};
+use crate::local::peer_client::IDLE;
+use crate::proto::peer::peer_request::Body;
+use crate::proto::peer::replica_service_server::ReplicaService;
+use crate::proto::peer::SignedPeerRequest;
+use crate::proto::replica as pb;
+use crate::replica::accept::{check_meta, Refusal};
+use crate::replica::Replica;
+
+/// The largest request the service decodes.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+/// Records in one UPDATE.
+pub const MAX_UPDATE: usize = 1_000;
+/// Prefixes in one CRC_DIFF.
+pub const MAX_QUERIES: usize = 64;
+/// Records a SYNC lists as held (the asker SYNCs at 16 or fewer).
+pub const MAX_HAVE: usize = 64;
+/// Records in one SYNC page.
+pub const SYNC_PAGE: usize = 1_000;
+/// Hashes in one GetValues.
+pub const MAX_HASHES: usize = 256;
+/// Value bytes one GetValues streams at most (the asker asks again).
+pub const MAX_STREAM_BYTES: u64 = 64 << 20;
+/// A value larger than this streams in pieces of this size.
+pub const PIECE: usize = 1 << 20;
+
+pub struct ReplicaServiceImpl {
+    replica: Arc<Replica>,
+    updates: Arc<DefaultKeyedRateLimiter<[u8; 32]>>,
+}
+
+impl ReplicaServiceImpl {
+    pub fn new(replica: Arc<Replica>) -> Self {
+        let one = NonZeroU32::MIN;
+        let c = &replica.config;
+        let quota = Quota::per_second(NonZeroU32::new(c.update_per_sec).unwrap_or(one))
+            .allow_burst(NonZeroU32::new(c.update_burst).unwrap_or(one));
+        ReplicaServiceImpl {
+            replica,
+            updates: Arc::new(RateLimiter::keyed(quota)),
+        }
+    }
+}
+
+fn bad(msg: impl Into<String>) -> Status {
+    Status::invalid_argument(msg.into())
+}
+
+fn refuse(e: PeerError) -> Status {
+    tracing::info!(code = e.code().value(), error = %e, "replica request refused");
+    e.to_status()
+}
+
+/// The request's body and requester: signed, for this node and chain,
+/// fresh, by an ACTIVE validator.
+fn authenticate(r: &Replica, signed: &SignedPeerRequest) -> Result<(Body, [u8; 32]), Status> {
+    let view = r.chain.view();
+    let chain_id = view
+        .commit_info()
+        .map_err(|e| Status::internal(e.to_string()))?
+        .chain_id;
+    let (req, who) = check(signed, &chain_id, &r.me(), now_ms()).map_err(refuse)?;
+    let active = active_validator(&view, &who).map_err(|e| Status::internal(e.to_string()))?;
+    if active.is_none() {
+        return Err(refuse(PeerError::NotValidator {
+            requester: hex::encode(who),
+        }));
+    }
+    let body = req.body.ok_or_else(|| bad("request has no body"))?;
+    Ok((body, who))
+}
+
+fn prefix_ok(p: &[u8]) -> Result<(), Status> {
+    if p.len() > 32 {
+        return Err(bad(format!("prefix of {} bytes; at most 32", p.len())));
+    }
+    Ok(())
+}
+
+fn update(r: &Replica, who: [u8; 32], u: pb::ReplicaUpdate) -> Result<pb::UpdateResponse, Status> {
+    if u.records.len() > MAX_UPDATE {
+        return Err(bad(format!(
+            "{} records; at most {MAX_UPDATE}",
+            u.records.len()
+        )));
+    }
+    let chain_id = r.chain_id().map_err(|e| Status::internal(e.to_string()))?;
+    let current = r
+        .validators()
+        .map_err(|e| Status::internal(e.to_string()))?
+        .current;
+    let ctx = r.ctx(&chain_id, &current, now_ms());
+    let mut resp = pb::UpdateResponse::default();
+    for m in &u.records {
+        match check_meta(m, &ctx) {
+            Err(why) => {
+                why.count();
+                resp.refused += 1;
+            }
+            Ok(c) => {
+                let held = r
+                    .records
+                    .get(&c.datakey)
+                    .map_err(|e| Status::internal(e.to_string()))?;
+                if held.is_some_and(|h| !c.md.newer_than(&h.md)) {
+                    resp.known += 1;
+                } else {
+                    resp.accepted += 1;
+                    r.queues.want(c, who);
+                }
+            }
+        }
+    }
+    r.stats.with(who, |s| {
+        s.records_received += u.records.len() as u64;
+        s.refused += u64::from(resp.refused);
+    });
+    Ok(resp)
+}
+
+fn crc_diff(r: &Replica, q: pb::ReplicaCrcDiff) -> Result<pb::CrcDiffResponse, Status> {
+    if q.queries.len() > MAX_QUERIES {
+        return Err(bad(format!(
+            "{} prefixes; at most {MAX_QUERIES}",
+            q.queries.len()
+        )));
+    }
+    let mut answers = Vec::with_capacity(q.queries.len());
+    for query in q.queries {
+        prefix_ok(&query.prefix)?;
+        let s = r.records.summary(&query.prefix);
+        let mut a = pb::CrcAnswer {
+            prefix: query.prefix,
+            crc: s.crc,
+            count: s.count,
+            ..Default::default()
+        };
+        if (s.crc, s.count) != (query.crc, query.count) {
+            for (i, c) in r.records.children(&a.prefix) {
+                a.child_index.push(u32::from(i));
+                a.child_crc.push(c.crc);
+                a.child_count.push(c.count);
+            }
+        }
+        answers.push(a);
+    }
+    Ok(pb::CrcDiffResponse { answers })
+}
+
+fn sync(r: &Replica, q: pb::ReplicaSync) -> Result<pb::SyncResponse, Status> {
+    prefix_ok(&q.prefix)?;
+    if q.have.len() > MAX_HAVE {
+        return Err(bad(format!(
+            "{} held records listed; at most {MAX_HAVE}",
+            q.have.len()
+        )));
+    }
+    let after: Option<[u8; 32]> = match q.start_after.len() {
+        0 => None,
+        _ => Some(
+            q.start_after
+                .as_slice()
+                .try_into()
+                .map_err(|_| bad("start_after is not a 32-byte datakey"))?,
+        ),
+    };
+    let have: BTreeMap<&[u8], u32> = q
+        .have
+        .iter()
+        .map(|m| (m.datakey.as_slice(), m.crc))
+        .collect();
+    let (rows, more) = r
+        .records
+        .scan(&q.prefix, after.as_ref(), SYNC_PAGE)
+        .map_err(|e| Status::internal(e.to_string()))?;
+    let next_after = match (more, rows.last()) {
+        (true, Some((dk, _))) => dk.to_vec(),
+        _ => Vec::new(),
+    };
+    let records = rows
+        .into_iter()
+        .filter(|(dk, h)| have.get(dk.as_slice()) != Some(&h.md.crc()))
+        .map(|(dk, h)| pb::RecordMeta {
+            owner: h.owner.to_vec(),
+            datakey: dk.to_vec(),
+            metadata: h.md.to_bytes().to_vec(),
+        })
+        .collect();
+    Ok(pb::SyncResponse {
+        records,
+        next_after,
+    })
+}
+
+/// Streams the values of `hashes` this node holds, in pieces, until they
+/// end, the reader goes, or a piece waits [`IDLE`] for the reader.
+fn send_values(
+    r: Arc<Replica>,
+    who: [u8; 32],
+    hashes: Vec<[u8; 32]>,
+    tx: tokio::sync::mpsc::Sender<Result<pb::ValueChunk, Status>>,
+    rt: tokio::runtime::Handle,
+) {
+    let mut sent = 0u64;
+    for h in hashes {
+        let value = match r.records.value(&h) {
+            Ok(Some(v)) => v,
+            Ok(None) => continue,
+            Err(e) => {
+                let _ = rt.block_on(tx.send_timeout(Err(Status::internal(e.to_string())), IDLE));
+                return;
+            }
+        };
+        if sent >= MAX_STREAM_BYTES {
+            return;
+        }
+        sent += value.len() as u64;
+        let size = value.len() as u32;
+        let mut offset = 0usize;
+        loop {
+            let end = (offset + PIECE).min(value.len());
+            let c = pb::ValueChunk {
+                hash: h.to_vec(),
+                offset: offset as u64,
+                size,
+                data: value.get(offset..end).unwrap_or_default().to_vec(),
+            };
+            r.stats.bytes(who, c.encoded_len(), 0);
+            if rt.block_on(tx.send_timeout(Ok(c), IDLE)).is_err() {
+                return;
+            }
+            offset = end;
+            if offset >= value.len() {
+                break;
+            }
+        }
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Status> + Send + 'static,
+) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+}
+
+impl ReplicaServiceImpl {
+    /// Authenticates, runs `f` on the blocking pool, counts the bytes.
+    async fn unary<T: Message + Send + 'static>(
+        &self,
+        signed: SignedPeerRequest,
+        f: impl FnOnce(&Replica, [u8; 32], Body) -> Result<T, Status> + Send + 'static,
+    ) -> Result<Response<T>, Status> {
+        let r = self.replica.clone();
+        let resp = blocking(move || {
+            let (body, who) = authenticate(&r, &signed)?;
+            let out = f(&r, who, body)?;
+            r.stats.bytes(who, out.encoded_len(), signed.encoded_len());
+            Ok(out)
+        })
+        .await?;
+        Ok(Response::new(resp))
+    }
+}
+
+#[tonic::async_trait]
+impl ReplicaService for ReplicaServiceImpl {
+    async fn update(
+        &self,
+        request: Request<SignedPeerRequest>,
+    ) -> Result<Response<pb::UpdateResponse>, Status> {
+        let limiter = self.updates.clone();
+        self.unary(request.into_inner(), move |r, who, body| {
+            let Body::ReplicaUpdate(u) = body else {
+                return Err(bad("Update carries another body"));
+            };
+            if limiter.check_key(&who).is_err() {
+                Refusal::Rate.count();
+                r.stats.with(who, |s| s.refused += 1);
+                return Err(Status::resource_exhausted("too many UPDATEs; slow down"));
+            }
+            update(r, who, u)
+        })
+        .await
+    }
+
+    async fn crc_diff(
+        &self,
+        request: Request<SignedPeerRequest>,
+    ) -> Result<Response<pb::CrcDiffResponse>, Status> {
+        self.unary(request.into_inner(), |r, _, body| match body {
+            Body::ReplicaCrcDiff(q) => crc_diff(r, q),
+            _ => Err(bad("CrcDiff carries another body")),
+        })
+        .await
+    }
+
+    async fn sync(
+        &self,
+        request: Request<SignedPeerRequest>,
+    ) -> Result<Response<pb::SyncResponse>, Status> {
+        self.unary(request.into_inner(), |r, _, body| match body {
+            Body::ReplicaSync(q) => sync(r, q),
+            _ => Err(bad("Sync carries another body")),
+        })
+        .await
+    }
+
+    type GetValuesStream = ReceiverStream<Result<pb::ValueChunk, Status>>;
+
+    async fn get_values(
+        &self,
+        request: Request<SignedPeerRequest>,
+    ) -> Result<Response<Self::GetValuesStream>, Status> {
+        let r = self.replica.clone();
+        let signed = request.into_inner();
+        let (who, hashes) = blocking(move || {
+            let (body, who) = authenticate(&r, &signed)?;
+            let Body::ReplicaGetValues(g) = body else {
+                return Err(bad("GetValues carries another body"));
+            };
+            if g.hashes.len() > MAX_HASHES {
+                return Err(bad(format!(
+                    "{} hashes; at most {MAX_HASHES}",
+                    g.hashes.len()
+                )));
+            }
+            let hashes = g
+                .hashes
+                .iter()
+                .map(|h| <[u8; 32]>::try_from(h.as_slice()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| bad("a hash is not 32 bytes"))?;
+            r.stats.bytes(who, 0, signed.encoded_len());
+            Ok((who, hashes))
+        })
+        .await?;
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let (r, rt) = (self.replica.clone(), tokio::runtime::Handle::current());
+        tokio::task::spawn_blocking(move || send_values(r, who, hashes, tx, rt));
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}

@@ -1,0 +1,247 @@
+//! Replicated node-local data: CAD037 databases (`001_5d0a1075981af6be.txt`)
+//! whose replicas travel between validators as signed per-owner records,
+//! kept in step by UEP-20 anti-entropy (`003_57106af6b4b30d2d.txt`). Never
+//! part of the app hash: this is what consensus should not carry (who
+//! holds which content, operator notices, peer scores).
+//!
+//! # Records
+//!
+//! Each validator owns one record per (db, key) it wrote: its own writes
+//! to that key, as a [`crate::crdt::Entry`] ([`codec::RecordValue`]), under
+//! `datakey = SHA-256(owner ‖ len(db) ‖ db ‖ key)` and UEP-20's 128-byte
+//! metadata ([`md::Metadata`]), signed by the owner's operator key with
+//! proof of work ([`pow`]). A write is checked against what a reader sees,
+//! the merge of every current owner's record ([`db`]), and only its delta
+//! joins the writer's own record ([`crate::crdt::Entry::delta`]). Peers
+//! store and forward owners' records as signed, never merged products;
+//! merging happens at read time, over the records of the *current*
+//! validators (ACTIVE and UNBONDING). A REMOVED validator's records stop
+//! merging at once and are purged by the next sweep ([`own`]).
+//!
+//! # Anti-entropy
+//!
+//! On the peer listener, between ACTIVE validators ([`crate::grpc::replica`]
+//! serves, [`sync`] asks):
+//! - **UPDATE**: a batch of records a node accepted (its own writes, or
+//!   UPDATEs it accepted, which it forwards). The receiver checks each
+//!   ([`accept`]), pulls the values it lacks from the sender by hash,
+//!   checks them, keeps the newer, and forwards. Rate-limited per peer.
+//! - **CRC_DIFF**: the XOR of the CRC-32s of the metadata under a prefix,
+//!   with a count; where the peer's differs it answers with its children's
+//!   (which must XOR to its own, or the round is refused and counted).
+//!   The asking node recurses until a prefix holds at most 16 records on
+//!   one side, then SYNCs it.
+//! - **SYNC**: the records under a prefix that the asker lacks or holds in
+//!   another version, paged.
+//!
+//! Each node runs rounds with each ACTIVE peer in turn, pulling only: both
+//! directions are covered by each side's own rounds. Records learned by
+//! SYNC are not forwarded (every peer runs its own rounds).
+//!
+//! # The horizon
+//!
+//! A record stamped before `now − horizon` is refused and, held, purged.
+//! Owners re-sign their live records every quarter horizon ([`own`]), so
+//! only a dead owner's records age out, and on each re-sign an owner drops
+//! what others' writes superseded ([`crate::crdt::Entry::drop_dominated`])
+//! and collects its own removals older than the horizon. This is safe if
+//! every validator syncs at least once per quarter horizon: a remover's
+//! tombstone outlives the adder's superseded add on every node, so nothing
+//! is resurrected. A node cut off for longer should be reset
+//! (`stave reset`) and copy its peers afresh.
+
+pub mod accept;
+pub mod codec;
+pub mod db;
+pub mod inventory;
+pub mod md;
+pub mod metrics;
+pub mod own;
+pub mod pow;
+pub mod queues;
+pub mod run;
+pub mod stats;
+pub mod store;
+pub mod sync;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::keyspaces::validators::{query::listed, ValidatorStatus};
+use crate::local::peer_client::PeerTarget;
+use crate::local::{LocalError, LocalStore};
+use crate::store::ChainStore;
+
+/// The proof-of-work base of tests and the localnet (`testnet/testnet`
+/// sets it): one, so a record's work is only `size × ttl` hashes.
+pub const LOCALNET_POW_BASE: u64 = 1;
+
+/// `[replica]` in `stave.toml`. `pow_base` and `horizon_hours` are network
+/// settings: every validator of a network must use the same.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReplicaConfig {
+    /// UEP-20's difficulty base (UEP-20 fixes it at 1,000,000).
+    pub pow_base: u64,
+    /// Records stamped earlier than this are refused (hours).
+    pub horizon_hours: u64,
+    /// Milliseconds between anti-entropy rounds with every peer.
+    pub sync_interval_ms: u64,
+    /// Milliseconds between UPDATE batches.
+    pub push_interval_ms: u64,
+    /// UPDATE requests a peer may send per second, and in a burst.
+    pub update_per_sec: u32,
+    pub update_burst: u32,
+    /// Seconds between content-inventory publications (at most).
+    pub inventory_interval_secs: u64,
+}
+
+impl Default for ReplicaConfig {
+    fn default() -> Self {
+        ReplicaConfig {
+            pow_base: 1_000_000,
+            horizon_hours: 7 * 24,
+            sync_interval_ms: 10_000,
+            push_interval_ms: 200,
+            update_per_sec: 20,
+            update_burst: 40,
+            inventory_interval_secs: 30,
+        }
+    }
+}
+
+impl ReplicaConfig {
+    pub fn horizon_ms(&self) -> u64 {
+        self.horizon_hours.saturating_mul(3_600_000).max(3_600_000)
+    }
+    /// The TTL own records carry (days): the horizon, rounded up.
+    pub fn ttl_days(&self) -> u32 {
+        self.horizon_hours
+            .div_ceil(24)
+            .clamp(1, u64::from(u32::MAX)) as u32
+    }
+}
+
+/// Why a replica operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplicaError {
+    #[error(transparent)]
+    Local(#[from] LocalError),
+    #[error("chain store: {0}")]
+    Chain(String),
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+    #[error(
+        "this node ({0}) is not an ACTIVE or UNBONDING validator: its records would be refused"
+    )]
+    NotValidator(String),
+}
+
+impl From<codec::CodecError> for ReplicaError {
+    fn from(e: codec::CodecError) -> Self {
+        ReplicaError::Invalid(e.to_string())
+    }
+}
+
+fn chain_err(e: impl std::fmt::Display) -> ReplicaError {
+    ReplicaError::Chain(e.to_string())
+}
+
+/// The validators as the replication sees them at the latest committed
+/// height.
+#[derive(Debug, Clone, Default)]
+pub struct Validators {
+    /// ACTIVE and UNBONDING: whose records are accepted and merged.
+    pub current: BTreeSet<[u8; 32]>,
+    /// ACTIVE validators but this one: whom to sync with.
+    pub peers: Vec<PeerTarget>,
+}
+
+/// One node's replication: its records, keys, settings and queues.
+pub struct Replica {
+    pub records: store::Records,
+    pub chain: ChainStore,
+    operator: ed25519_dalek::SigningKey,
+    pub config: ReplicaConfig,
+    /// Held by own writes; the last stamp this node gave a write (ms).
+    own: parking_lot::Mutex<u64>,
+    pub stats: stats::Stats,
+    pub queues: queues::Queues,
+}
+
+impl Replica {
+    /// Opens the replication over `local`'s records.
+    pub fn open(
+        local: LocalStore,
+        chain: ChainStore,
+        operator: ed25519_dalek::SigningKey,
+        config: ReplicaConfig,
+    ) -> Result<Arc<Self>, ReplicaError> {
+        let records = store::Records::open(local)?;
+        crate::metrics::metrics()
+            .replica
+            .records
+            .set(records.len() as i64);
+        let r = Replica {
+            records,
+            chain,
+            operator,
+            config,
+            own: parking_lot::Mutex::new(0),
+            stats: stats::Stats::default(),
+            queues: queues::Queues::default(),
+        };
+        *r.own.lock() = r.last_own_ts()?;
+        Ok(Arc::new(r))
+    }
+
+    /// This node's operator key.
+    pub fn me(&self) -> [u8; 32] {
+        self.operator.verifying_key().to_bytes()
+    }
+
+    pub fn chain_id(&self) -> Result<String, ReplicaError> {
+        Ok(self.chain.view().commit_info().map_err(chain_err)?.chain_id)
+    }
+
+    /// The validators at the latest committed height.
+    pub fn validators(&self) -> Result<Validators, ReplicaError> {
+        let me = self.me();
+        let mut v = Validators::default();
+        for (op, status, rec) in listed(&self.chain.view()).map_err(chain_err)? {
+            v.current.insert(op);
+            if status == ValidatorStatus::Active && op != me {
+                v.peers.push(PeerTarget {
+                    operator: op,
+                    address: rec.address,
+                });
+            }
+        }
+        Ok(v)
+    }
+
+    /// The checks' context at `now_ms`.
+    pub fn ctx<'a>(
+        &self,
+        chain_id: &'a str,
+        current: &'a BTreeSet<[u8; 32]>,
+        now_ms: u64,
+    ) -> accept::Ctx<'a> {
+        accept::Ctx {
+            chain_id,
+            now_ms,
+            horizon_ms: self.config.horizon_ms(),
+            pow_base: self.config.pow_base,
+            current,
+        }
+    }
+
+    fn publish_count(&self) {
+        crate::metrics::metrics()
+            .replica
+            .records
+            .set(self.records.len() as i64);
+    }
+}

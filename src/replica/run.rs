@@ -1,0 +1,163 @@
+//! The replication's worker: on its own thread with its own runtime (its
+//! store reads and writes block, and must not hold the node's runtime).
+//! It pushes UPDATE batches every `push_interval_ms`, pulls the values of
+//! UPDATEs it accepted, runs an anti-entropy round with every ACTIVE peer
+//! every `sync_interval_ms` (one at a time, so a node catching up copies
+//! each record once), sweeps every minute and publishes the content
+//! inventory every `inventory_interval_secs`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::sync::Syncer;
+use super::{Replica, Validators};
+use crate::grpc::replica::MAX_UPDATE;
+use crate::local::content::ContentStore;
+use crate::local::peer_auth::now_ms;
+use crate::local::peer_client::PeerTarget;
+
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+
+/// Starts the worker thread; it runs until the process ends.
+pub fn spawn(replica: Arc<Replica>, content: Option<ContentStore>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("replica".into())
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    tracing::error!(error = %e, "replica worker: no runtime");
+                    return;
+                }
+            };
+            rt.block_on(Syncer::new(replica).run(content));
+        })
+        .map(|_| ())
+}
+
+impl Syncer {
+    /// The worker loop (see the module docs).
+    pub async fn run(self, content: Option<ContentStore>) {
+        let cfg = self.replica.config.clone();
+        let push = Duration::from_millis(cfg.push_interval_ms.max(10));
+        let (mut next_round, mut next_sweep, mut next_inventory) =
+            (Instant::now(), Instant::now(), Instant::now());
+        loop {
+            tokio::select! {
+                _ = self.replica.queues.wake.notified() => tokio::time::sleep(push).await,
+                _ = tokio::time::sleep(push) => {}
+            }
+            let Some((chain_id, v)) = self.context() else {
+                continue;
+            };
+            self.push(&chain_id, &v).await;
+            self.pull_wanted(&chain_id, &v).await;
+            let now = Instant::now();
+            if now >= next_round {
+                self.rounds(&chain_id, &v).await;
+                next_round = Instant::now() + Duration::from_millis(cfg.sync_interval_ms.max(100));
+            }
+            if now >= next_sweep {
+                if let Err(e) = self.replica.sweep() {
+                    tracing::warn!(error = %e, "replica sweep");
+                }
+                next_sweep = now + SWEEP_EVERY;
+            }
+            if let (Some(c), true) = (&content, now >= next_inventory) {
+                if let Err(e) = self.replica.publish_content(c) {
+                    tracing::warn!(error = %e, "publishing the content inventory");
+                }
+                next_inventory = now + Duration::from_secs(cfg.inventory_interval_secs.max(1));
+            }
+        }
+    }
+
+    fn context(&self) -> Option<(String, Validators)> {
+        let got = self
+            .replica
+            .chain_id()
+            .and_then(|c| Ok((c, self.replica.validators()?)));
+        match got {
+            Ok(x) => Some(x),
+            Err(e) => {
+                tracing::debug!(error = %e, "replica worker: no chain state yet");
+                None
+            }
+        }
+    }
+
+    /// One round with every ACTIVE peer, in turn.
+    pub async fn rounds(&self, chain_id: &str, v: &Validators) {
+        for t in &v.peers {
+            let result = self.round(chain_id, v, t).await;
+            let m = &crate::metrics::metrics().replica.rounds;
+            match result {
+                Ok(st) => {
+                    m.with_label_values(&["ok"]).inc();
+                    self.replica.stats.with(t.operator, |s| {
+                        s.rounds += 1;
+                        s.last_sync_ms = now_ms();
+                        s.last_error.clear();
+                    });
+                    if st.accepted > 0 {
+                        tracing::info!(peer = %hex::encode(t.operator), accepted = st.accepted, syncs = st.syncs, "replica round");
+                    }
+                }
+                Err(e) => {
+                    m.with_label_values(&["error"]).inc();
+                    tracing::debug!(peer = %hex::encode(t.operator), error = %e, "replica round failed");
+                    self.replica
+                        .stats
+                        .with(t.operator, |s| s.last_error = e.to_string());
+                }
+            }
+        }
+    }
+
+    /// Sends what was queued to announce to every ACTIVE peer but the one
+    /// it came from, in UPDATE batches.
+    pub async fn push(&self, chain_id: &str, v: &Validators) {
+        let out = self.replica.queues.take_outgoing();
+        if out.is_empty() {
+            return;
+        }
+        let sends = v.peers.iter().map(|t| {
+            let records: Vec<_> = out
+                .iter()
+                .filter(|o| o.from != Some(t.operator))
+                .map(|o| o.record.to_pb())
+                .collect();
+            async move {
+                for batch in records.chunks(MAX_UPDATE) {
+                    if let Err(e) = self.update(chain_id, t, batch.to_vec()).await {
+                        tracing::debug!(peer = %hex::encode(t.operator), error = %e, "UPDATE not delivered");
+                        return;
+                    }
+                }
+            }
+        });
+        futures::future::join_all(sends).await;
+    }
+
+    /// Pulls the values of accepted UPDATEs from the peers that sent them,
+    /// keeps the records and forwards them.
+    pub async fn pull_wanted(&self, chain_id: &str, v: &Validators) {
+        let by_peer: BTreeMap<[u8; 32], &PeerTarget> =
+            v.peers.iter().map(|t| (t.operator, t)).collect();
+        for (from, records) in self.replica.queues.take_wanted() {
+            let Some(t) = by_peer.get(&from) else {
+                continue;
+            };
+            match self.keep(chain_id, t, records).await {
+                Ok(kept) => self.replica.queues.announce(kept.to_vec(), Some(from)),
+                Err(e) => {
+                    tracing::debug!(peer = %hex::encode(from), error = %e, "pulling UPDATE values")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,600 @@
+//! The asking side of anti-entropy, and the worker that runs it: rounds of
+//! CRC_DIFF and SYNC with each ACTIVE peer in turn, UPDATE batches of what
+//! this node wrote or accepted, and the values those need, pulled by hash
+//! and checked before anything is kept.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use prost::Message;
+use tonic::transport::{Channel, Endpoint};
+
+use super::accept::{check_meta, check_value, Checked, Refusal, MAX_VALUE_BYTES};
+use super::store::{Held, Put, Summary};
+use super::{Replica, ReplicaError, Validators};
+use crate::grpc::replica::MAX_HAVE;
+use crate::local::peer_auth::now_ms;
+use crate::local::peer_client::{signed_request, source, PeerTarget, IDLE};
+use crate::proto::peer::peer_request::Body;
+use crate::proto::peer::replica_service_client::ReplicaServiceClient;
+use crate::proto::replica as pb;
+
+/// A prefix holding at most this many records on one side is SYNCed
+/// rather than split further.
+pub const SYNC_AT: u64 = 16;
+/// The longest one unary replica call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a round or a call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("peer {peer}: {reason}")]
+    Remote { peer: String, reason: String },
+    #[error("peer {peer} refused: {why}")]
+    Refused { peer: String, why: Refusal },
+    #[error(transparent)]
+    Local(#[from] ReplicaError),
+}
+
+/// What one round with a peer did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RoundStats {
+    pub crc_queries: usize,
+    pub syncs: usize,
+    pub received: usize,
+    pub accepted: usize,
+}
+
+/// Channels to peers, kept between calls (each reconnects by itself).
+#[derive(Default)]
+pub struct Channels {
+    open: Mutex<BTreeMap<[u8; 32], (String, Channel)>>,
+}
+
+impl Channels {
+    fn get(&self, t: &PeerTarget) -> Result<Channel, SyncError> {
+        let mut open = self.open.lock();
+        if let Some((addr, ch)) = open.get(&t.operator) {
+            if *addr == t.address {
+                return Ok(ch.clone());
+            }
+        }
+        let url = if t.address.contains("://") {
+            t.address.clone()
+        } else {
+            format!("http://{}", t.address)
+        };
+        let ch = Endpoint::from_shared(url)
+            .map_err(|e| remote(t, e))?
+            .connect_timeout(Duration::from_secs(3))
+            .local_address(source())
+            .http2_keep_alive_interval(Duration::from_secs(10))
+            .keep_alive_timeout(Duration::from_secs(20))
+            .connect_lazy();
+        open.insert(t.operator, (t.address.clone(), ch.clone()));
+        Ok(ch)
+    }
+}
+
+fn remote(t: &PeerTarget, reason: impl std::fmt::Display) -> SyncError {
+    SyncError::Remote {
+        peer: hex::encode(t.operator),
+        reason: reason.to_string(),
+    }
+}
+
+/// One node's asking side.
+pub struct Syncer {
+    pub replica: Arc<Replica>,
+    channels: Channels,
+}
+
+impl Syncer {
+    pub fn new(replica: Arc<Replica>) -> Self {
+        Syncer {
+            replica,
+            channels: Channels::default(),
+        }
+    }
+
+    fn client(&self, t: &PeerTarget) -> Result<ReplicaServiceClient<Channel>, SyncError> {
+        Ok(ReplicaServiceClient::new(self.channels.get(t)?).max_decoding_message_size(8 << 20))
+    }
+
+    fn signed(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        body: Body,
+    ) -> crate::proto::peer::SignedPeerRequest {
+        signed_request(&self.replica.operator, chain_id, t, body)
+    }
+
+    async fn crc_diff(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        queries: Vec<pb::CrcQuery>,
+    ) -> Result<Vec<pb::CrcAnswer>, SyncError> {
+        let req = self.signed(
+            chain_id,
+            t,
+            Body::ReplicaCrcDiff(pb::ReplicaCrcDiff { queries }),
+        );
+        let sent = req.encoded_len();
+        let mut c = self.client(t)?;
+        let resp = tokio::time::timeout(CALL_TIMEOUT, c.crc_diff(req))
+            .await
+            .map_err(|_| remote(t, "CrcDiff timed out"))?
+            .map_err(|s| remote(t, s.message()))?
+            .into_inner();
+        self.replica
+            .stats
+            .bytes(t.operator, sent, resp.encoded_len());
+        Ok(resp.answers)
+    }
+
+    async fn sync_page(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        q: pb::ReplicaSync,
+    ) -> Result<pb::SyncResponse, SyncError> {
+        let req = self.signed(chain_id, t, Body::ReplicaSync(q));
+        let sent = req.encoded_len();
+        let mut c = self.client(t)?;
+        let resp = tokio::time::timeout(CALL_TIMEOUT, c.sync(req))
+            .await
+            .map_err(|_| remote(t, "Sync timed out"))?
+            .map_err(|s| remote(t, s.message()))?
+            .into_inner();
+        self.replica
+            .stats
+            .bytes(t.operator, sent, resp.encoded_len());
+        Ok(resp)
+    }
+
+    /// Sends one UPDATE batch.
+    pub(super) async fn update(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        records: Vec<pb::RecordMeta>,
+    ) -> Result<pb::UpdateResponse, SyncError> {
+        let req = self.signed(
+            chain_id,
+            t,
+            Body::ReplicaUpdate(pb::ReplicaUpdate { records }),
+        );
+        let sent = req.encoded_len();
+        let mut c = self.client(t)?;
+        let resp = tokio::time::timeout(CALL_TIMEOUT, c.update(req))
+            .await
+            .map_err(|_| remote(t, "Update timed out"))?
+            .map_err(|s| remote(t, s.message()))?
+            .into_inner();
+        self.replica
+            .stats
+            .bytes(t.operator, sent, resp.encoded_len());
+        Ok(resp)
+    }
+
+    /// The values of `hashes` `t` holds, whole; pieces that do not add up
+    /// end the stream.
+    async fn values(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        hashes: Vec<[u8; 32]>,
+    ) -> Result<BTreeMap<[u8; 32], Vec<u8>>, SyncError> {
+        let asked: BTreeSet<[u8; 32]> = hashes.iter().copied().collect();
+        let body = Body::ReplicaGetValues(pb::ReplicaGetValues {
+            hashes: hashes.iter().map(|h| h.to_vec()).collect(),
+        });
+        let req = self.signed(chain_id, t, body);
+        self.replica.stats.bytes(t.operator, req.encoded_len(), 0);
+        let mut c = self.client(t)?;
+        let mut s = tokio::time::timeout(CALL_TIMEOUT, c.get_values(req))
+            .await
+            .map_err(|_| remote(t, "GetValues timed out"))?
+            .map_err(|st| remote(t, st.message()))?
+            .into_inner();
+        let mut out: BTreeMap<[u8; 32], Vec<u8>> = BTreeMap::new();
+        loop {
+            let next = tokio::time::timeout(IDLE, s.message())
+                .await
+                .map_err(|_| remote(t, "GetValues went idle"))?
+                .map_err(|st| remote(t, st.message()))?;
+            let Some(piece) = next else { break };
+            self.replica.stats.bytes(t.operator, 0, piece.encoded_len());
+            let Ok(h) = <[u8; 32]>::try_from(piece.hash.as_slice()) else {
+                break;
+            };
+            let buf = out.entry(h).or_default();
+            let fits = asked.contains(&h)
+                && piece.size <= MAX_VALUE_BYTES
+                && piece.offset == buf.len() as u64
+                && buf.len() + piece.data.len() <= piece.size as usize;
+            if !fits {
+                Refusal::Oversize.count();
+                out.remove(&h);
+                break;
+            }
+            buf.extend_from_slice(&piece.data);
+        }
+        Ok(out)
+    }
+}
+
+/// The children (index → summary) of a CRC answer, checked: indices
+/// strictly ascending, CRCs XOR to the answer's, counts add up.
+fn children_of(a: &pb::CrcAnswer) -> Result<BTreeMap<u8, Summary>, Refusal> {
+    let n = a.child_index.len();
+    if n == 0 && a.child_crc.is_empty() && a.child_count.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    if a.child_crc.len() != n || a.child_count.len() != n || a.prefix.len() >= 32 && n > 0 {
+        return Err(Refusal::Crc);
+    }
+    let mut out = BTreeMap::new();
+    let (mut crc, mut count) = (0u32, 0u64);
+    for ((i, c), k) in a.child_index.iter().zip(&a.child_crc).zip(&a.child_count) {
+        let i = u8::try_from(*i).map_err(|_| Refusal::Crc)?;
+        if out.keys().next_back().is_some_and(|last| *last >= i) || *k == 0 {
+            return Err(Refusal::Crc);
+        }
+        crc ^= c;
+        count = count.checked_add(*k).ok_or(Refusal::Crc)?;
+        out.insert(i, Summary { crc: *c, count: *k });
+    }
+    if crc != a.crc || count != a.count {
+        return Err(Refusal::Crc);
+    }
+    Ok(out)
+}
+
+/// What to do with one child prefix whose summaries differ.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Ask the peer for everything under it.
+    SyncAll,
+    /// List what this node holds and ask for the rest.
+    SyncHave,
+    Split,
+    /// Nothing there to pull.
+    Skip,
+}
+
+/// A prefix with at most [`SYNC_AT`] records on either side is SYNCed:
+/// whole when this node holds none there, else listing what it holds (at
+/// most [`MAX_HAVE`]); larger ones split.
+fn step(mine: Summary, theirs: Summary) -> Step {
+    if theirs.count == 0 || mine == theirs {
+        Step::Skip
+    } else if mine.count == 0 {
+        Step::SyncAll
+    } else if (theirs.count <= SYNC_AT || mine.count <= SYNC_AT) && mine.count <= MAX_HAVE as u64 {
+        Step::SyncHave
+    } else {
+        Step::Split
+    }
+}
+
+impl Syncer {
+    /// One round with `t`: descends the CRC tree where it differs, SYNCs
+    /// the small prefixes, pulls and keeps the newer records.
+    pub async fn round(
+        &self,
+        chain_id: &str,
+        v: &Validators,
+        t: &PeerTarget,
+    ) -> Result<RoundStats, SyncError> {
+        let r = &self.replica;
+        let mut st = RoundStats::default();
+        let mut queries = vec![query(r, Vec::new())];
+        let mut syncs: Vec<(Vec<u8>, bool)> = Vec::new();
+        while !queries.is_empty() {
+            let batch: Vec<_> = queries
+                .drain(..queries.len().min(crate::grpc::replica::MAX_QUERIES))
+                .collect();
+            st.crc_queries += batch.len();
+            let answers = self.crc_diff(chain_id, t, batch.clone()).await?;
+            for (q, a) in batch.iter().zip(&answers) {
+                let theirs = Summary {
+                    crc: a.crc,
+                    count: a.count,
+                };
+                let mine = Summary {
+                    crc: q.crc,
+                    count: q.count,
+                };
+                if a.prefix != q.prefix {
+                    return Err(self.refused(t, Refusal::Crc));
+                }
+                // Children, when sent, must add up, whatever is done next.
+                let kids = children_of(a).map_err(|why| self.refused(t, why))?;
+                match step(mine, theirs) {
+                    Step::Skip => continue,
+                    Step::SyncAll => {
+                        syncs.push((q.prefix.clone(), false));
+                        continue;
+                    }
+                    Step::SyncHave => {
+                        syncs.push((q.prefix.clone(), true));
+                        continue;
+                    }
+                    Step::Split => {}
+                }
+                let local: BTreeMap<u8, Summary> =
+                    r.records.children(&q.prefix).into_iter().collect();
+                for (i, theirs) in kids {
+                    let mine = local.get(&i).copied().unwrap_or_default();
+                    let p = [q.prefix.as_slice(), &[i]].concat();
+                    match step(mine, theirs) {
+                        Step::Skip => {}
+                        Step::SyncAll => syncs.push((p, false)),
+                        Step::SyncHave => syncs.push((p, true)),
+                        Step::Split => queries.push(query(r, p)),
+                    }
+                }
+            }
+        }
+        for (prefix, list) in syncs {
+            st.syncs += 1;
+            let (got, acc) = self.sync_prefix(chain_id, v, t, prefix, list).await?;
+            st.received += got;
+            st.accepted += acc;
+        }
+        Ok(st)
+    }
+
+    fn refused(&self, t: &PeerTarget, why: Refusal) -> SyncError {
+        why.count();
+        self.replica.stats.with(t.operator, |s| s.refused += 1);
+        SyncError::Refused {
+            peer: hex::encode(t.operator),
+            why,
+        }
+    }
+
+    /// SYNCs one prefix (every page), then keeps what is newer.
+    async fn sync_prefix(
+        &self,
+        chain_id: &str,
+        v: &Validators,
+        t: &PeerTarget,
+        prefix: Vec<u8>,
+        list: bool,
+    ) -> Result<(usize, usize), SyncError> {
+        let r = &self.replica;
+        let have: Vec<pb::HeldDigest> = if list {
+            let (rows, _) = r
+                .records
+                .scan(&prefix, None, MAX_HAVE)
+                .map_err(ReplicaError::from)?;
+            rows.into_iter()
+                .map(|(dk, h)| pb::HeldDigest {
+                    datakey: dk.to_vec(),
+                    crc: h.md.crc(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut start_after = Vec::new();
+        let (mut received, mut accepted) = (0, 0);
+        loop {
+            let q = pb::ReplicaSync {
+                prefix: prefix.clone(),
+                have: have.clone(),
+                start_after,
+            };
+            let page = self.sync_page(chain_id, t, q).await?;
+            received += page.records.len();
+            accepted += self.take(chain_id, v, t, &page.records, false).await?;
+            if page.next_after.is_empty() {
+                return Ok((received, accepted));
+            }
+            start_after = page.next_after;
+        }
+    }
+
+    /// Checks `records` from `t`, pulls the values of the newer ones that
+    /// are not held, checks and keeps them. `forward`: announce what was
+    /// kept to every peer but `t` (UPDATEs are forwarded, SYNC answers
+    /// not). Returns how many were kept.
+    pub async fn take(
+        &self,
+        chain_id: &str,
+        v: &Validators,
+        t: &PeerTarget,
+        records: &[pb::RecordMeta],
+        forward: bool,
+    ) -> Result<usize, SyncError> {
+        let r = &self.replica;
+        let ctx = r.ctx(chain_id, &v.current, now_ms());
+        let mut newer = Vec::new();
+        let mut refused = 0u64;
+        for m in records {
+            match check_meta(m, &ctx) {
+                Err(why) => {
+                    why.count();
+                    refused += 1;
+                }
+                Ok(c) => {
+                    let held = r.records.get(&c.datakey).map_err(ReplicaError::from)?;
+                    if held.is_none_or(|h| c.md.newer_than(&h.md)) {
+                        newer.push(c);
+                    }
+                }
+            }
+        }
+        let kept = self.keep(chain_id, t, newer).await?;
+        r.stats.with(t.operator, |s| {
+            s.records_received += records.len() as u64;
+            s.refused += refused;
+        });
+        if forward {
+            r.queues.announce(kept.iter().copied(), Some(t.operator));
+        }
+        Ok(kept.len())
+    }
+
+    /// Pulls the values `newer` needs from `t` (those not already held),
+    /// checks each and stores the records in one batch.
+    pub async fn keep(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        newer: Vec<Checked>,
+    ) -> Result<Vec<Checked>, SyncError> {
+        let r = &self.replica;
+        let mut values: BTreeMap<[u8; 32], Vec<u8>> = BTreeMap::new();
+        let mut missing = Vec::new();
+        for c in &newer {
+            match r.records.value(&c.md.hash).map_err(ReplicaError::from)? {
+                Some(v) => {
+                    values.insert(c.md.hash, v);
+                }
+                None => missing.push(c.md.hash),
+            }
+        }
+        missing.sort();
+        missing.dedup();
+        for chunk in missing.chunks(crate::grpc::replica::MAX_HASHES) {
+            let mut want = chunk.to_vec();
+            while !want.is_empty() {
+                let got = self.values(chain_id, t, want.clone()).await?;
+                if got.is_empty() {
+                    break;
+                }
+                want.retain(|h| !got.contains_key(h));
+                values.extend(got);
+            }
+        }
+        let mut puts = Vec::new();
+        let mut refused = 0u64;
+        for c in newer {
+            let Some(value) = values.get(&c.md.hash) else {
+                continue;
+            };
+            match check_value(&c, value) {
+                Err(why) => {
+                    why.count();
+                    refused += 1;
+                }
+                Ok(rv) => puts.push((
+                    c,
+                    Put {
+                        datakey: c.datakey,
+                        held: Held {
+                            owner: c.owner,
+                            md: c.md,
+                            db: rv.db,
+                            key: rv.key,
+                        },
+                        value: value.clone(),
+                    },
+                )),
+            }
+        }
+        let bytes: BTreeMap<[u8; 32], u64> = puts
+            .iter()
+            .map(|(c, p)| (c.datakey, 128 + p.value.len() as u64))
+            .collect();
+        let checked: BTreeMap<[u8; 32], Checked> =
+            puts.iter().map(|(c, _)| (c.datakey, *c)).collect();
+        let stored = r
+            .records
+            .put(puts.into_iter().map(|(_, p)| p).collect())
+            .map_err(ReplicaError::from)?;
+        let kept: Vec<Checked> = stored
+            .iter()
+            .filter_map(|dk| checked.get(dk).copied())
+            .collect();
+        let kept_bytes: u64 = stored.iter().filter_map(|dk| bytes.get(dk)).sum();
+        crate::metrics::metrics()
+            .replica
+            .accepted
+            .inc_by(kept.len() as u64);
+        r.stats.with(t.operator, |s| {
+            s.records_accepted += kept.len() as u64;
+            s.bytes_accepted += kept_bytes;
+            s.refused += refused;
+        });
+        r.publish_count();
+        Ok(kept)
+    }
+}
+
+fn query(r: &Replica, prefix: Vec<u8>) -> pb::CrcQuery {
+    let s = r.records.summary(&prefix);
+    pb::CrcQuery {
+        prefix,
+        crc: s.crc,
+        count: s.count,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_whose_children_do_not_add_up_are_refused() {
+        let good = pb::CrcAnswer {
+            prefix: vec![1],
+            crc: 0b0110,
+            count: 5,
+            child_index: vec![0, 7],
+            child_crc: vec![0b0100, 0b0010],
+            child_count: vec![2, 3],
+        };
+        assert_eq!(children_of(&good).map(|k| k.len()), Ok(2));
+        let mut a = good.clone();
+        a.crc ^= 1;
+        assert_eq!(children_of(&a), Err(Refusal::Crc));
+        let mut a = good.clone();
+        a.count = 6;
+        assert_eq!(children_of(&a), Err(Refusal::Crc));
+        let mut a = good.clone();
+        a.child_index = vec![7, 0];
+        assert_eq!(children_of(&a), Err(Refusal::Crc));
+        let mut a = good.clone();
+        a.child_index = vec![0, 256];
+        assert_eq!(children_of(&a), Err(Refusal::Crc));
+        let mut a = good.clone();
+        a.child_count = vec![2];
+        assert_eq!(children_of(&a), Err(Refusal::Crc));
+        let mut a = good;
+        a.child_count = vec![0, 5];
+        assert_eq!(
+            children_of(&a),
+            Err(Refusal::Crc),
+            "an empty child is not listed"
+        );
+    }
+
+    #[test]
+    fn small_prefixes_sync_and_large_ones_split() {
+        let s = |count| Summary {
+            crc: count as u32,
+            count,
+        };
+        assert_eq!(step(s(0), s(0)), Step::Skip);
+        assert_eq!(step(s(40), s(0)), Step::Skip, "nothing to pull");
+        assert_eq!(
+            step(s(0), s(5_000)),
+            Step::SyncAll,
+            "nothing held: take all"
+        );
+        assert_eq!(step(s(3), s(16)), Step::SyncHave);
+        assert_eq!(step(s(3), s(17)), Step::SyncHave);
+        assert_eq!(step(s(40), s(16)), Step::SyncHave, "one side small");
+        assert_eq!(step(s(65), s(16)), Step::Split, "too many to list");
+        assert_eq!(step(s(17), s(18)), Step::Split);
+        assert_eq!(step(s(5), s(5)), Step::Skip);
+    }
+}
