@@ -5,7 +5,12 @@
 //! Run: `cargo bench --bench node_local -- kv [ENTRIES] [OPS]` (defaults
 //! 10,000 entries already stored, 2,000 timed gets and sets), or
 //! `cargo bench --bench node_local -- merge [ENTRIES]` (default 100,000
-//! entries per replica, half of the keys shared).
+//! entries per replica, half of the keys shared), or
+//! `cargo bench --bench node_local -- partition [ENTRIES] [MISSED]`: two
+//! validators in process, anti-entropy over real gRPC on loopback (the
+//! low localnet proof-of-work base): one writes ENTRIES (default 100,000)
+//! records and the other copies them all; then the second misses MISSED
+//! (default 10,000) more, and catches up. Time and bytes of each.
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -122,12 +127,79 @@ fn merge(entries: usize) {
     );
 }
 
+#[path = "../tests/common/replica.rs"]
+mod cluster;
+
+fn exchanged(n: &cluster::Node, peer: [u8; 32]) -> (u64, u64) {
+    let s = n.replica.stats.snapshot().remove(&peer).unwrap_or_default();
+    (s.bytes_sent + s.bytes_received, s.bytes_accepted)
+}
+
+async fn catch_up(a: &cluster::Node, b: &cluster::Node, what: &str) {
+    let peer = a.replica.me();
+    let (x0, c0) = exchanged(b, peer);
+    let t = Instant::now();
+    b.round().await;
+    let secs = t.elapsed().as_secs_f64();
+    let (x1, c1) = exchanged(b, peer);
+    let (x, c) = (x1 - x0, c1 - c0);
+    let (_, full) = b.replica.records.footprint().expect("footprint");
+    assert_eq!(
+        b.replica.records.len(),
+        a.replica.records.len(),
+        "caught up"
+    );
+    println!(
+        "| {what} | {} | {secs:.2} | {x} | {c} | {:.2} | {:.2} |",
+        b.replica.records.len(),
+        x as f64 / c as f64,
+        x as f64 / full as f64
+    );
+}
+
+fn write(n: &cluster::Node, from: usize, to: usize) {
+    use stave::replica::db::Op;
+    for start in (from..to).step_by(1_000) {
+        let ops: Vec<_> = (start..to.min(start + 1_000))
+            .map(|k| {
+                cluster::op(
+                    "bench",
+                    &format!("key-{k:08}"),
+                    Op::Set(vec![0x5a; 100], None),
+                )
+            })
+            .collect();
+        n.write(&ops);
+    }
+}
+
+fn partition(entries: usize, missed: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let nodes = cluster::cluster(dir.path(), 2);
+        let t = Instant::now();
+        write(&nodes[0], 0, entries);
+        let w = t.elapsed().as_secs_f64();
+        println!("wrote {entries} 100-byte SETs in {w:.1} s ({:.0} records/s)", entries as f64 / w);
+        println!("| catch-up | records after | seconds | bytes exchanged | bytes changed | ÷ changed | ÷ full copy |");
+        println!("|---|---|---|---|---|---|---|");
+        catch_up(&nodes[0], &nodes[1], "empty node copies all").await;
+        write(&nodes[0], entries, entries + missed);
+        catch_up(&nodes[0], &nodes[1], &format!("missed {missed}")).await;
+    });
+}
+
 fn main() {
     match std::env::args()
         .filter(|a| !a.starts_with('-'))
         .nth(1)
         .as_deref()
     {
+        Some("partition") => partition(arg(2, 100_000), arg(3, 10_000)),
         Some("merge") => {
             println!(
                 "| entries merged | keys after | merge ms | entries/s | read-all ms | live keys |"

@@ -13,6 +13,10 @@
 //!    with code 405.
 //! 4. Rebuild: node 2 is stopped, its `data/local` and `content/` deleted;
 //!    restarted, it rebuilds everything from chain state and peers.
+//! 5. Content inventory (issue 26 item 4): once node 3 sees nodes 0–2
+//!    announce every blob, it is stopped, its blobs deleted, and
+//!    restarted; every refetch goes to an announcing holder
+//!    (`stave_content_fetch_source_total{source="announced"}`).
 
 mod common;
 #[path = "common/local.rs"]
@@ -292,5 +296,59 @@ async fn local_stores_sync_from_peers_and_rebuild() {
     );
     assert_holds(&net, 2, &ups);
     eprintln!("node2 rebuilt in {:.1}s", started.elapsed().as_secs_f64());
+
+    // 5. content fetches ask announcing holders first
+    announced_holders_are_asked_first(&net, &ups).await;
     net.wait_status_ok(WAIT).await;
+}
+
+/// Node 3 learns (by anti-entropy) that nodes 0–2 announce every blob;
+/// stopped, its blobs deleted and restarted, it refetches each from a
+/// validator that announces it, as its metric shows.
+async fn announced_holders_are_asked_first(net: &Localnet, ups: &[Upload]) {
+    for u in ups {
+        let cid = u.enc_cid.clone();
+        net.wait_for("node3 to see nodes 0-2 announce the blob", WAIT, || {
+            let cid = cid.clone();
+            async move {
+                let mut c = net.client(3).await;
+                let req = stave::proto::replica::HoldersRequest { cid };
+                let hs = c
+                    .replica
+                    .holders(req)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_inner()
+                    .holders;
+                let who: std::collections::BTreeSet<Vec<u8>> =
+                    hs.iter().map(|h| h.operator_key.clone()).collect();
+                let want: std::collections::BTreeSet<Vec<u8>> =
+                    (0..3).map(|i| op(net, i)).collect();
+                if want.is_subset(&who) {
+                    Ok(())
+                } else {
+                    Err(format!("{} holders announced", hs.len()))
+                }
+            }
+        })
+        .await;
+    }
+    stop_node(net, 3).await;
+    std::fs::remove_dir_all(net.stave_home(3).join("content")).unwrap();
+    net.restart(3);
+    wait_synced(net, 3, 3, 2).await;
+    assert_holds(net, 3, ups);
+    let m = net.metrics(3).await.unwrap();
+    let n = |label: &str| {
+        common::localnet::sample(
+            &m,
+            &format!("stave_content_fetch_source_total{{source=\"{label}\"}}"),
+        )
+    };
+    assert_eq!(n("announced"), Some(3.0), "{m}");
+    assert_eq!(
+        n("unannounced"),
+        None,
+        "no fetch went to a peer that did not announce"
+    );
 }

@@ -47,6 +47,7 @@ async fn replicas(home: std::path::PathBuf, out: Output) -> anyhow::Result<()> {
         "stored_bytes": r.stored_bytes,
         "pow_base": r.pow_base,
         "horizon_ms": r.horizon_ms,
+        "root_crc": format!("{:08x}", r.root_crc),
         "peers": peers,
     }));
     Ok(())

@@ -146,6 +146,7 @@ impl LocalDbService for LocalDbServiceImpl {
                 stored_bytes,
                 pow_base: r.config.pow_base,
                 horizon_ms: r.config.horizon_ms(),
+                root_crc: r.records.summary(&[]).crc,
             })
         })
         .await

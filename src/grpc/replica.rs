@@ -35,18 +35,24 @@ pub const MAX_UPDATE: usize = 1_000;
 pub const MAX_QUERIES: usize = 64;
 /// Records a SYNC lists as held (the asker SYNCs at 16 or fewer).
 pub const MAX_HAVE: usize = 64;
-/// Records in one SYNC page.
+/// Records in one SYNC answer, over all its prefixes.
 pub const SYNC_PAGE: usize = 1_000;
+/// Prefixes in one SYNC.
+pub const MAX_SYNC_PREFIXES: usize = 256;
 /// Hashes in one GetValues.
-pub const MAX_HASHES: usize = 256;
+pub const MAX_HASHES: usize = 1_024;
 /// Value bytes one GetValues streams at most (the asker asks again).
 pub const MAX_STREAM_BYTES: u64 = 64 << 20;
 /// A value larger than this streams in pieces of this size.
 pub const PIECE: usize = 1 << 20;
 
+/// GetValues streams served at once (each holds a blocking thread).
+pub const MAX_VALUE_STREAMS: usize = 8;
+
 pub struct ReplicaServiceImpl {
     replica: Arc<Replica>,
     updates: Arc<DefaultKeyedRateLimiter<[u8; 32]>>,
+    streams: Arc<tokio::sync::Semaphore>,
 }
 
 impl ReplicaServiceImpl {
@@ -58,6 +64,7 @@ impl ReplicaServiceImpl {
         ReplicaServiceImpl {
             replica,
             updates: Arc::new(RateLimiter::keyed(quota)),
+            streams: Arc::new(tokio::sync::Semaphore::new(MAX_VALUE_STREAMS)),
         }
     }
 }
@@ -167,7 +174,8 @@ fn crc_diff(r: &Replica, q: pb::ReplicaCrcDiff) -> Result<pb::CrcDiffResponse, S
     Ok(pb::CrcDiffResponse { answers })
 }
 
-fn sync(r: &Replica, q: pb::ReplicaSync) -> Result<pb::SyncResponse, Status> {
+/// One prefix's page, at most `budget` records scanned.
+fn sync_page(r: &Replica, q: pb::SyncPrefix, budget: usize) -> Result<pb::SyncPage, Status> {
     prefix_ok(&q.prefix)?;
     if q.have.len() > MAX_HAVE {
         return Err(bad(format!(
@@ -191,7 +199,7 @@ fn sync(r: &Replica, q: pb::ReplicaSync) -> Result<pb::SyncResponse, Status> {
         .collect();
     let (rows, more) = r
         .records
-        .scan(&q.prefix, after.as_ref(), SYNC_PAGE)
+        .scan(&q.prefix, after.as_ref(), budget)
         .map_err(|e| Status::internal(e.to_string()))?;
     let next_after = match (more, rows.last()) {
         (true, Some((dk, _))) => dk.to_vec(),
@@ -206,10 +214,32 @@ fn sync(r: &Replica, q: pb::ReplicaSync) -> Result<pb::SyncResponse, Status> {
             metadata: h.md.to_bytes().to_vec(),
         })
         .collect();
-    Ok(pb::SyncResponse {
+    Ok(pb::SyncPage {
+        prefix: q.prefix,
         records,
         next_after,
     })
+}
+
+fn sync(r: &Replica, q: pb::ReplicaSync) -> Result<pb::SyncResponse, Status> {
+    if q.prefixes.len() > MAX_SYNC_PREFIXES {
+        return Err(bad(format!(
+            "{} prefixes; at most {MAX_SYNC_PREFIXES}",
+            q.prefixes.len()
+        )));
+    }
+    let mut pages = Vec::new();
+    let mut left = SYNC_PAGE;
+    for p in q.prefixes {
+        if left == 0 {
+            break;
+        }
+        let page = sync_page(r, p, left)?;
+        // the rows scanned count, listed or not, so a call's work is bounded
+        left = left.saturating_sub(page.records.len().max(1));
+        pages.push(page);
+    }
+    Ok(pb::SyncResponse { pages })
 }
 
 /// Streams the values of `hashes` this node holds, in pieces, until they
@@ -356,9 +386,17 @@ impl ReplicaService for ReplicaServiceImpl {
             Ok((who, hashes))
         })
         .await?;
+        let permit = self
+            .streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| Status::resource_exhausted("too many value streams; retry later"))?;
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let (r, rt) = (self.replica.clone(), tokio::runtime::Handle::current());
-        tokio::task::spawn_blocking(move || send_values(r, who, hashes, tx, rt));
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            send_values(r, who, hashes, tx, rt)
+        });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }

@@ -3,7 +3,7 @@
 //! this node wrote or accepted, and the values those need, pulled by hash
 //! and checked before anything is kept.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,12 +14,13 @@ use tonic::transport::{Channel, Endpoint};
 use super::accept::{check_meta, check_value, Checked, Refusal, MAX_VALUE_BYTES};
 use super::store::{Held, Put, Summary};
 use super::{Replica, ReplicaError, Validators};
-use crate::grpc::replica::MAX_HAVE;
+use crate::grpc::replica::{MAX_HAVE, MAX_SYNC_PREFIXES};
 use crate::local::peer_auth::now_ms;
 use crate::local::peer_client::{signed_request, source, PeerTarget, IDLE};
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::replica_service_client::ReplicaServiceClient;
 use crate::proto::replica as pb;
+use rayon::prelude::*;
 
 /// A prefix holding at most this many records on one side is SYNCed
 /// rather than split further.
@@ -341,12 +342,14 @@ impl Syncer {
                 }
             }
         }
-        for (prefix, list) in syncs {
-            st.syncs += 1;
-            let (got, acc) = self.sync_prefix(chain_id, v, t, prefix, list).await?;
-            st.received += got;
-            st.accepted += acc;
-        }
+        st.syncs = syncs.len();
+        let pending = syncs
+            .into_iter()
+            .map(|(prefix, list)| self.sync_query(prefix, list))
+            .collect::<Result<VecDeque<_>, _>>()?;
+        let (got, acc) = self.sync_all(chain_id, v, t, pending).await?;
+        st.received = got;
+        st.accepted = acc;
         Ok(st)
     }
 
@@ -359,18 +362,12 @@ impl Syncer {
         }
     }
 
-    /// SYNCs one prefix (every page), then keeps what is newer.
-    async fn sync_prefix(
-        &self,
-        chain_id: &str,
-        v: &Validators,
-        t: &PeerTarget,
-        prefix: Vec<u8>,
-        list: bool,
-    ) -> Result<(usize, usize), SyncError> {
-        let r = &self.replica;
-        let have: Vec<pb::HeldDigest> = if list {
-            let (rows, _) = r
+    /// The SYNC request of one prefix: with this node's records there as
+    /// digests when `list`.
+    fn sync_query(&self, prefix: Vec<u8>, list: bool) -> Result<pb::SyncPrefix, SyncError> {
+        let have = if list {
+            let (rows, _) = self
+                .replica
                 .records
                 .scan(&prefix, None, MAX_HAVE)
                 .map_err(ReplicaError::from)?;
@@ -383,22 +380,60 @@ impl Syncer {
         } else {
             Vec::new()
         };
-        let mut start_after = Vec::new();
+        Ok(pb::SyncPrefix {
+            prefix,
+            have,
+            start_after: Vec::new(),
+        })
+    }
+
+    /// SYNCs the prefixes, up to [`MAX_SYNC_PREFIXES`] a request and every
+    /// page of each, keeping what is newer after each answer. Returns the
+    /// records received and kept.
+    async fn sync_all(
+        &self,
+        chain_id: &str,
+        v: &Validators,
+        t: &PeerTarget,
+        mut pending: VecDeque<pb::SyncPrefix>,
+    ) -> Result<(usize, usize), SyncError> {
         let (mut received, mut accepted) = (0, 0);
-        loop {
-            let q = pb::ReplicaSync {
-                prefix: prefix.clone(),
-                have: have.clone(),
-                start_after,
-            };
-            let page = self.sync_page(chain_id, t, q).await?;
-            received += page.records.len();
-            accepted += self.take(chain_id, v, t, &page.records, false).await?;
-            if page.next_after.is_empty() {
-                return Ok((received, accepted));
+        while !pending.is_empty() {
+            let n = pending.len().min(MAX_SYNC_PREFIXES);
+            let asked: Vec<pb::SyncPrefix> = pending.drain(..n).collect();
+            let resp = self
+                .sync_page(
+                    chain_id,
+                    t,
+                    pb::ReplicaSync {
+                        prefixes: asked.clone(),
+                    },
+                )
+                .await?;
+            if resp.pages.is_empty() || resp.pages.len() > asked.len() {
+                return Err(remote(t, "SYNC answered no prefix"));
             }
-            start_after = page.next_after;
+            let mut records = Vec::new();
+            for (q, page) in asked.iter().zip(&resp.pages) {
+                if page.prefix != q.prefix {
+                    return Err(remote(t, "SYNC pages out of order"));
+                }
+                if !page.next_after.is_empty() {
+                    pending.push_back(pb::SyncPrefix {
+                        start_after: page.next_after.clone(),
+                        ..q.clone()
+                    });
+                }
+                records.extend(page.records.iter().cloned());
+            }
+            // prefixes the answer did not reach go again
+            for q in asked.into_iter().skip(resp.pages.len()).rev() {
+                pending.push_front(q);
+            }
+            received += records.len();
+            accepted += self.take(chain_id, v, t, &records, false).await?;
         }
+        Ok((received, accepted))
     }
 
     /// Checks `records` from `t`, pulls the values of the newer ones that
@@ -415,10 +450,13 @@ impl Syncer {
     ) -> Result<usize, SyncError> {
         let r = &self.replica;
         let ctx = r.ctx(chain_id, &v.current, now_ms());
+        // signatures are most of the cost: checked on every core
+        let checked: Vec<Result<Checked, Refusal>> =
+            records.par_iter().map(|m| check_meta(m, &ctx)).collect();
         let mut newer = Vec::new();
         let mut refused = 0u64;
-        for m in records {
-            match check_meta(m, &ctx) {
+        for c in checked {
+            match c {
                 Err(why) => {
                     why.count();
                     refused += 1;
@@ -476,11 +514,12 @@ impl Syncer {
         }
         let mut puts = Vec::new();
         let mut refused = 0u64;
-        for c in newer {
-            let Some(value) = values.get(&c.md.hash) else {
-                continue;
-            };
-            match check_value(&c, value) {
+        let verdicts: Vec<_> = newer
+            .par_iter()
+            .filter_map(|c| values.get(&c.md.hash).map(|v| (*c, v, check_value(c, v))))
+            .collect();
+        for (c, value, verdict) in verdicts {
+            match verdict {
                 Err(why) => {
                     why.count();
                     refused += 1;
