@@ -160,6 +160,55 @@ async fn a_node_that_missed_writes_catches_up_with_few_bytes() {
     );
 }
 
+/// UEP-20: the TTL and proof-of-work fields are outside the owner's
+/// signature, so any node may extend a record's TTL with fresh work, and
+/// the extended version wins everywhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn anyone_may_extend_a_ttl() {
+    use stave::replica::{md::Metadata, pow, store::Put};
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = cluster(dir.path(), 3);
+    nodes[0].write(&[op("ops", "notice", Op::Set(b"hi".to_vec(), None))]);
+    nodes[1].round().await;
+    let (dk, held) = nodes[1]
+        .replica
+        .records
+        .scan(&[], None, 10)
+        .unwrap()
+        .0
+        .remove(0);
+    let value = nodes[1]
+        .replica
+        .records
+        .value(&held.md.hash)
+        .unwrap()
+        .unwrap();
+    let mut md: Metadata = held.md;
+    md.ttl += 30;
+    assert!(pow::solve(
+        &mut md,
+        stave::replica::LOCALNET_POW_BASE,
+        0,
+        10_000_000
+    ));
+    let extended = stave::replica::store::Held { md, ..held.clone() };
+    let put = Put {
+        datakey: dk,
+        held: extended,
+        value,
+    };
+    assert_eq!(nodes[1].replica.records.put(vec![put]).unwrap(), vec![dk]);
+    for _ in 0..2 {
+        nodes[2].round().await;
+        nodes[0].round().await;
+    }
+    for n in &nodes {
+        let h = n.replica.records.get(&dk).unwrap().unwrap();
+        assert_eq!(h.md.ttl, held.md.ttl + 30, "the extension is taken");
+        assert_eq!(h.md.sig, held.md.sig, "under the owner's own signature");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(8))]
 
