@@ -12,8 +12,6 @@ use std::sync::Arc;
 
 use prost::Message;
 use replica::{cluster, cluster_with, config, local, metric, op, serve, Node};
-use sha2::{Digest, Sha256};
-use stave::crdt::{Entry, Stamp};
 use stave::local::peer_auth::now_ms;
 use stave::local::peer_client::{signed_request, PeerTarget};
 use stave::proto::peer::peer_request::Body;
@@ -21,52 +19,23 @@ use stave::proto::peer::replica_service_client::ReplicaServiceClient;
 use stave::proto::peer::replica_service_server::ReplicaService;
 use stave::proto::peer::SignedPeerRequest;
 use stave::proto::replica as pb;
-use stave::replica::codec::{datakey, RecordValue};
+use stave::replica::codec::datakey;
 use stave::replica::db::Op;
-use stave::replica::md::{Metadata, DAY_MS, FLAG_PLAIN};
+use stave::replica::md::{Metadata, DAY_MS};
 use stave::replica::pow;
 use stave::replica::store::{Held, Put};
 use tonic::{Request, Response, Status};
 
 const REFUSED: &str = "stave_replica_refused_total";
 
-/// A record by `key` for (db, key) holding one SET at `ts`, with work for
-/// `base` and signed for `chain` — each part can be spoiled by the caller.
+/// A signed record of ("ops", "notice") by `key`.
 fn record(
     key: &ed25519_dalek::SigningKey,
     chain: &str,
     ts: u64,
     base: u64,
 ) -> (pb::RecordMeta, Vec<u8>, [u8; 32]) {
-    let owner = key.verifying_key().to_bytes();
-    let mut e = Entry::default();
-    e.set(Stamp::new(ts, owner), b"forged".to_vec(), None);
-    let v = RecordValue {
-        owner,
-        db: "ops".into(),
-        key: b"notice".to_vec(),
-        entry: e,
-    };
-    let value = v.encode();
-    let dk = v.datakey();
-    let mut md = Metadata {
-        ts,
-        flags: FLAG_PLAIN,
-        size: value.len() as u32,
-        hash: Sha256::digest(&value).into(),
-        sig: [0; 64],
-        ttl_begin: ts,
-        ttl: 7,
-        pow_nonce: 0,
-    };
-    assert!(pow::solve(&mut md, base, 0, 10_000_000));
-    md.sign(key, chain, &dk);
-    let meta = pb::RecordMeta {
-        owner: owner.to_vec(),
-        datakey: dk.to_vec(),
-        metadata: md.to_bytes().to_vec(),
-    };
-    (meta, value, dk)
+    replica::signed_record(key, chain, ("ops", b"notice"), ts, base, true)
 }
 
 fn target(n: &Node, i: usize) -> PeerTarget {

@@ -14,19 +14,17 @@
 //! rounds (testnet/testnet). Base port 44000. Adds about 90 s to CI.
 
 mod common;
+#[path = "common/replica.rs"]
+mod replica;
 
 use std::time::{Duration, Instant};
 
 use common::localnet::{binaries, sample, Localnet, LocalnetConfig};
-use sha2::{Digest, Sha256};
-use stave::crdt::{Entry, Stamp};
 use stave::local::peer_auth::now_ms;
 use stave::local::peer_client::{signed_request, PeerTarget};
 use stave::proto::peer::peer_request::Body;
 use stave::proto::peer::replica_service_client::ReplicaServiceClient;
 use stave::proto::replica as pb;
-use stave::replica::codec::RecordValue;
-use stave::replica::md::{Metadata, FLAG_PLAIN};
 use tonic::transport::Endpoint;
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -220,36 +218,7 @@ async fn a_stopped_node_catches_up(net: &Localnet) {
 
 /// A record of `key`'s owner for ("ops", "forged"), signed (or not).
 fn forged(key: &ed25519_dalek::SigningKey, chain: &str, sign: bool) -> pb::RecordMeta {
-    let owner = key.verifying_key().to_bytes();
-    let now = now_ms();
-    let mut e = Entry::default();
-    e.set(Stamp::new(now, owner), b"forged".to_vec(), None);
-    let v = RecordValue {
-        owner,
-        db: "ops".into(),
-        key: b"forged".to_vec(),
-        entry: e,
-    };
-    let value = v.encode();
-    let mut md = Metadata {
-        ts: now,
-        flags: FLAG_PLAIN,
-        size: value.len() as u32,
-        hash: Sha256::digest(&value).into(),
-        sig: [7; 64],
-        ttl_begin: now,
-        ttl: 7,
-        pow_nonce: 0,
-    };
-    assert!(stave::replica::pow::solve(&mut md, 1, 0, 10_000_000));
-    if sign {
-        md.sign(key, chain, &v.datakey());
-    }
-    pb::RecordMeta {
-        owner: owner.to_vec(),
-        datakey: v.datakey().to_vec(),
-        metadata: md.to_bytes().to_vec(),
-    }
+    replica::signed_record(key, chain, ("ops", b"forged"), now_ms(), 1, sign).0
 }
 
 async fn forged_records_spread_nowhere(net: &Localnet) {

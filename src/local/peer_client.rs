@@ -74,22 +74,28 @@ fn remote(t: &PeerTarget, reason: impl std::fmt::Display) -> PeerError {
     }
 }
 
-async fn connect(
-    t: &PeerTarget,
-    timeout: Duration,
-) -> Result<PeerServiceClient<Channel>, PeerError> {
+/// The endpoint of `t`'s peer listener: from this node's peer IP, with
+/// HTTP/2 keepalive and a 3 s connect timeout.
+pub fn endpoint(t: &PeerTarget) -> Result<Endpoint, PeerError> {
     let url = if t.address.contains("://") {
         t.address.clone()
     } else {
         format!("http://{}", t.address)
     };
-    let ch = Endpoint::from_shared(url)
+    Ok(Endpoint::from_shared(url)
         .map_err(|e| remote(t, e))?
         .connect_timeout(Duration::from_secs(3))
         .local_address(source())
         .http2_keep_alive_interval(Duration::from_secs(10))
         .keep_alive_timeout(Duration::from_secs(20))
-        .keep_alive_while_idle(true)
+        .keep_alive_while_idle(true))
+}
+
+async fn connect(
+    t: &PeerTarget,
+    timeout: Duration,
+) -> Result<PeerServiceClient<Channel>, PeerError> {
+    let ch = endpoint(t)?
         .timeout(timeout)
         .connect()
         .await

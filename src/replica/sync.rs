@@ -9,16 +9,17 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use prost::Message;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use super::accept::{check_meta, check_value, Checked, Refusal, MAX_VALUE_BYTES};
 use super::store::{Held, Put, Summary};
 use super::{Replica, ReplicaError, Validators};
 use crate::grpc::replica::{MAX_HAVE, MAX_SYNC_PREFIXES};
 use crate::local::peer_auth::now_ms;
-use crate::local::peer_client::{signed_request, source, PeerTarget, IDLE};
+use crate::local::peer_client::{endpoint, signed_request, PeerTarget, IDLE};
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::replica_service_client::ReplicaServiceClient;
+use crate::proto::peer::SignedPeerRequest;
 use crate::proto::replica as pb;
 use rayon::prelude::*;
 
@@ -62,18 +63,7 @@ impl Channels {
                 return Ok(ch.clone());
             }
         }
-        let url = if t.address.contains("://") {
-            t.address.clone()
-        } else {
-            format!("http://{}", t.address)
-        };
-        let ch = Endpoint::from_shared(url)
-            .map_err(|e| remote(t, e))?
-            .connect_timeout(Duration::from_secs(3))
-            .local_address(source())
-            .http2_keep_alive_interval(Duration::from_secs(10))
-            .keep_alive_timeout(Duration::from_secs(20))
-            .connect_lazy();
+        let ch = endpoint(t).map_err(|e| remote(t, e))?.connect_lazy();
         open.insert(t.operator, (t.address.clone(), ch.clone()));
         Ok(ch)
     }
@@ -113,27 +103,46 @@ impl Syncer {
         signed_request(&self.replica.operator, chain_id, t, body)
     }
 
+    /// One unary call to `t`: `body` signed, sent with `call`, within
+    /// [`CALL_TIMEOUT`]; both messages' bytes counted.
+    async fn unary<R: Message, F>(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        body: Body,
+        call: impl FnOnce(ReplicaServiceClient<Channel>, SignedPeerRequest) -> F,
+    ) -> Result<R, SyncError>
+    where
+        F: std::future::Future<Output = Result<tonic::Response<R>, tonic::Status>>,
+    {
+        let req = self.signed(chain_id, t, body);
+        let sent = req.encoded_len();
+        let resp = tokio::time::timeout(CALL_TIMEOUT, call(self.client(t)?, req))
+            .await
+            .map_err(|_| remote(t, "the call timed out"))?
+            .map_err(|s| remote(t, s.message()))?
+            .into_inner();
+        self.replica
+            .stats
+            .bytes(t.operator, sent, resp.encoded_len());
+        Ok(resp)
+    }
+
     async fn crc_diff(
         &self,
         chain_id: &str,
         t: &PeerTarget,
         queries: Vec<pb::CrcQuery>,
     ) -> Result<Vec<pb::CrcAnswer>, SyncError> {
-        let req = self.signed(
-            chain_id,
-            t,
-            Body::ReplicaCrcDiff(pb::ReplicaCrcDiff { queries }),
-        );
-        let sent = req.encoded_len();
-        let mut c = self.client(t)?;
-        let resp = tokio::time::timeout(CALL_TIMEOUT, c.crc_diff(req))
-            .await
-            .map_err(|_| remote(t, "CrcDiff timed out"))?
-            .map_err(|s| remote(t, s.message()))?
-            .into_inner();
-        self.replica
-            .stats
-            .bytes(t.operator, sent, resp.encoded_len());
+        let body = Body::ReplicaCrcDiff(pb::ReplicaCrcDiff { queries });
+        let resp: pb::CrcDiffResponse = self
+            .unary(
+                chain_id,
+                t,
+                body,
+                |mut c, r| async move { c.crc_diff(r).await },
+            )
+            .await?;
         Ok(resp.answers)
     }
 
@@ -143,18 +152,10 @@ impl Syncer {
         t: &PeerTarget,
         q: pb::ReplicaSync,
     ) -> Result<pb::SyncResponse, SyncError> {
-        let req = self.signed(chain_id, t, Body::ReplicaSync(q));
-        let sent = req.encoded_len();
-        let mut c = self.client(t)?;
-        let resp = tokio::time::timeout(CALL_TIMEOUT, c.sync(req))
-            .await
-            .map_err(|_| remote(t, "Sync timed out"))?
-            .map_err(|s| remote(t, s.message()))?
-            .into_inner();
-        self.replica
-            .stats
-            .bytes(t.operator, sent, resp.encoded_len());
-        Ok(resp)
+        self.unary(chain_id, t, Body::ReplicaSync(q), |mut c, r| async move {
+            c.sync(r).await
+        })
+        .await
     }
 
     /// Sends one UPDATE batch.
@@ -164,22 +165,14 @@ impl Syncer {
         t: &PeerTarget,
         records: Vec<pb::RecordMeta>,
     ) -> Result<pb::UpdateResponse, SyncError> {
-        let req = self.signed(
+        let body = Body::ReplicaUpdate(pb::ReplicaUpdate { records });
+        self.unary(
             chain_id,
             t,
-            Body::ReplicaUpdate(pb::ReplicaUpdate { records }),
-        );
-        let sent = req.encoded_len();
-        let mut c = self.client(t)?;
-        let resp = tokio::time::timeout(CALL_TIMEOUT, c.update(req))
-            .await
-            .map_err(|_| remote(t, "Update timed out"))?
-            .map_err(|s| remote(t, s.message()))?
-            .into_inner();
-        self.replica
-            .stats
-            .bytes(t.operator, sent, resp.encoded_len());
-        Ok(resp)
+            body,
+            |mut c, r| async move { c.update(r).await },
+        )
+        .await
     }
 
     /// The values of `hashes` `t` holds, whole; pieces that do not add up

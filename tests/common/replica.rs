@@ -126,6 +126,52 @@ pub fn cluster(dir: &Path, n: usize) -> Vec<Node> {
     cluster_with(dir, n, |_| true, |_| config()).0
 }
 
+/// A record of `key`'s owner for (`db`, `k`) holding one SET at `ts`,
+/// with work for `base` and, if `sign`, signed for `chain`: the wire form,
+/// the value and the datakey. Tests spoil parts of it.
+pub fn signed_record(
+    key: &ed25519_dalek::SigningKey,
+    chain: &str,
+    (db, k): (&str, &[u8]),
+    ts: u64,
+    base: u64,
+    sign: bool,
+) -> (stave::proto::replica::RecordMeta, Vec<u8>, [u8; 32]) {
+    use sha2::Digest;
+    use stave::replica::md::{Metadata, FLAG_PLAIN};
+    let owner = key.verifying_key().to_bytes();
+    let mut e = stave::crdt::Entry::default();
+    e.set(stave::crdt::Stamp::new(ts, owner), b"forged".to_vec(), None);
+    let v = stave::replica::codec::RecordValue {
+        owner,
+        db: db.into(),
+        key: k.to_vec(),
+        entry: e,
+    };
+    let value = v.encode();
+    let dk = v.datakey();
+    let mut md = Metadata {
+        ts,
+        flags: FLAG_PLAIN,
+        size: value.len() as u32,
+        hash: sha2::Sha256::digest(&value).into(),
+        sig: [7; 64],
+        ttl_begin: ts,
+        ttl: 7,
+        pow_nonce: 0,
+    };
+    assert!(stave::replica::pow::solve(&mut md, base, 0, 10_000_000));
+    if sign {
+        md.sign(key, chain, &dk);
+    }
+    let meta = stave::proto::replica::RecordMeta {
+        owner: owner.to_vec(),
+        datakey: dk.to_vec(),
+        metadata: md.to_bytes().to_vec(),
+    };
+    (meta, value, dk)
+}
+
 /// A metric's value from the node's registry (0 when absent).
 pub fn metric(name: &str, label: &str) -> u64 {
     let families = stave::metrics::metrics().registry.gather();
