@@ -354,3 +354,41 @@ async fn the_sweep_purges_what_may_not_merge_and_refreshes_own_records() {
     assert_eq!(nodes[1].replica.records.len(), 1);
     let _ = Arc::clone(&n.replica);
 }
+
+/// A validator cannot fill its peers' stores: past the per-owner quota its
+/// new records are refused and counted, and its own writes fail.
+#[tokio::test(flavor = "multi_thread")]
+async fn records_past_an_owners_quota_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = |i: usize| stave::replica::ReplicaConfig {
+        max_records_per_owner: if i == 1 { 5 } else { 1_000 },
+        max_bytes_per_owner: if i == 1 { 1 << 20 } else { 20_000 },
+        ..config()
+    };
+    let (nodes, _) = cluster_with(dir.path(), 2, |_| true, small);
+    let ops: Vec<_> = (0..8)
+        .map(|k| op("ops", &format!("k{k}"), Op::Set(vec![1; 100], None)))
+        .collect();
+    nodes[0].write(&ops);
+    let before = metric(REFUSED, "quota");
+    nodes[1].round().await;
+    assert_eq!(
+        nodes[1].replica.records.len(),
+        5,
+        "node 1 keeps node 0's first five"
+    );
+    assert_eq!(metric(REFUSED, "quota"), before + 3);
+    assert_eq!(nodes[1].replica.records.usage(&local::op_key(0)).records, 5);
+    // Node 0's own bytes quota (20,000): a 30,000-byte value is refused.
+    let err = nodes[0]
+        .replica
+        .write(&[op("ops", "big", Op::Set(vec![2; 30_000], None))])
+        .unwrap_err();
+    assert!(err.to_string().contains("quota"), "{err}");
+    assert!(nodes[0]
+        .replica
+        .read("ops", b"big", now_ms())
+        .unwrap()
+        .0
+        .is_none());
+}

@@ -197,7 +197,10 @@ async fn anyone_may_extend_a_ttl() {
         held: extended,
         value,
     };
-    assert_eq!(nodes[1].replica.records.put(vec![put]).unwrap(), vec![dk]);
+    assert_eq!(
+        nodes[1].replica.records.put(vec![put]).unwrap().keys,
+        vec![dk]
+    );
     for _ in 0..2 {
         nodes[2].round().await;
         nodes[0].round().await;

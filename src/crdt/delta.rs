@@ -9,12 +9,13 @@
 //! (the add a removal overrides): they are below the write, and joining
 //! them again changes nothing.
 //!
-//! [`Entry::drop_dominated`] forgets the parts of an owner's state that
-//! others' writes have superseded, so that once a remover collects its
-//! tombstone, the owner's older add is gone too (the horizon rule of
-//! `crate::replica`).
+//! [`Entry::drop_dominated`] neutralises the parts of an owner's state that
+//! others' writes have superseded, so that once a remover's record is
+//! collected or ages out, nothing it deleted comes back (the horizon rule
+//! of `crate::replica`).
 
 use super::entry::{Entry, Join, Member, Part};
+use super::lww::{Lww, Whole};
 
 impl<K: Ord + Clone, E: Join + PartialEq> Part<K, E> {
     fn delta(before: &Self, after: &Self) -> Self {
@@ -58,16 +59,34 @@ impl Entry {
         }
     }
 
-    /// Drops from this (one owner's) state what `merged` (the join of every
-    /// owner's state, this one included) shows was superseded by another
-    /// owner's write: a register or field a newer write replaced, a member
-    /// whose every stamp here lies below a removal made elsewhere. While
-    /// the other owners' states are kept, every read of `merged` is the
-    /// same after.
-    pub fn drop_dominated(&mut self, merged: &Entry) {
-        if let (Some(mine), Some(top)) = (&self.reg, &merged.reg) {
-            if top != mine {
-                self.reg = None;
+    /// Neutralises in this (one owner's) state what `merged` (the join of
+    /// every owner's state, this one included) shows can never be seen
+    /// again at `now_ms` or later:
+    /// - elements (hash fields, set and sorted-set members, counter
+    ///   columns) that another owner's newer write of the same element
+    ///   superseded, or that lie at or below their part's reset (another
+    ///   type's newer write, a delete, a passed deadline), are dropped, and
+    ///   so is a sorted-set add (with its score) another's newer add beat;
+    /// - a deadline another owner's newer one replaced is dropped;
+    /// - a whole value or list that a newer register replaced, that a newer
+    ///   write of another type hides, or that a passed deadline ended,
+    ///   becomes a delete at the same stamp.
+    ///
+    /// No part's newest-write stamp (a *head*) is touched, so no reset
+    /// moves: while the other owners' states are kept, every read of
+    /// `merged` from `now_ms` on is the same after. And once every owner
+    /// has done this, dropping any owner's state whole (its record aged
+    /// out) never shows anything that was not shown: a delete stays a
+    /// delete (the horizon law in `tests/owners.rs`).
+    pub fn drop_dominated(&mut self, merged: &Entry, now_ms: u64) {
+        let end = merged.passed_deadline(now_ms);
+        let [h, s, z, c] = merged.part_resets().map(|r| r.max(end));
+        let hidden = merged.whole_reset().max(end);
+        if let Some(mine) = &self.reg {
+            let beaten = merged.reg.as_ref().is_some_and(|top| top != mine);
+            let live = !matches!(mine.value, Whole::Tombstone);
+            if live && (beaten || Some(mine.stamp) <= hidden) {
+                self.reg = Some(Lww::new(mine.stamp, Whole::Tombstone));
             }
         }
         if let (Some(mine), Some(top)) = (&self.expiry, &merged.expiry) {
@@ -77,16 +96,22 @@ impl Entry {
         }
         self.hash
             .elems
-            .retain(|f, mine| merged.hash.elems.get(f) == Some(mine));
+            .retain(|f, mine| merged.hash.elems.get(f) == Some(mine) && Some(mine.stamp) > h);
         self.set.elems.retain(|m, mine| {
             let top = merged.set.elems.get(m).cloned().unwrap_or_default();
-            !set_dominated(mine, &top)
+            !set_dominated(mine, &top) && mine.newest() > s
         });
         self.zset.elems.retain(|m, mine| {
             let top = merged.zset.elems.get(m).cloned().unwrap_or_default();
+            // an add another's newer add beat: its score must not come back
+            if mine.add != top.add {
+                mine.add = None;
+            }
             let add = mine.add.as_ref().map(|a| a.stamp);
-            !(add <= top.remove && mine.remove < top.remove)
+            let gone = add <= top.remove && mine.remove < top.remove;
+            !gone && mine.newest() > z
         });
+        self.counter.elems.retain(|_, p| p.epoch >= c);
     }
 }
 

@@ -157,12 +157,17 @@ impl Entry {
                 (Some(add.stamp) > m.remove && Some(add.stamp) > r).then_some(add.value)
             })),
             Kind::Counter => {
-                let sum = self
+                // A counter with no accumulator of its life left (every one
+                // dropped or collected) reads as absent, as an emptied
+                // structure does: a live counter always has its writer's.
+                let mut live = self
                     .counter
                     .elems
                     .values()
                     .filter(|p| p.epoch >= r)
-                    .fold(0i128, |acc, p| acc + i128::from(p.pos) - i128::from(p.neg));
+                    .peekable();
+                live.peek()?;
+                let sum = live.fold(0i128, |acc, p| acc + i128::from(p.pos) - i128::from(p.neg));
                 return Some(Visible::Counter(sum));
             }
         };
@@ -177,6 +182,12 @@ impl Entry {
 
     /// The resets of each part: the newest write of any other part. An
     /// element at or below its part's reset can never show again.
+    /// The newest write of any part but the whole-value register: a
+    /// register at or below it can never be the current life.
+    pub(super) fn whole_reset(&self) -> Option<Stamp> {
+        newest_except(&self.heads(), Kind::Whole)
+    }
+
     pub(super) fn part_resets(&self) -> [Option<Stamp>; 4] {
         let heads = self.heads();
         [Kind::Hash, Kind::Set, Kind::ZSet, Kind::Counter].map(|k| newest_except(&heads, k))

@@ -142,7 +142,7 @@ impl LocalDbService for LocalDbServiceImpl {
             Ok(pb::ReplicasResponse {
                 peers: r.stats.to_pb(),
                 records,
-                own_records: r.own_count()? as u64,
+                own_records: r.own_count(),
                 stored_bytes,
                 pow_base: r.config.pow_base,
                 horizon_ms: r.config.horizon_ms(),

@@ -44,6 +44,8 @@ pub enum Refusal {
     Future,
     #[error("too many UPDATEs from this peer")]
     Rate,
+    #[error("the owner's records are at this node's quota")]
+    Quota,
 }
 
 impl Refusal {
@@ -62,6 +64,7 @@ impl Refusal {
             Refusal::Crc => "crc",
             Refusal::Future => "future",
             Refusal::Rate => "rate",
+            Refusal::Quota => "quota",
         }
     }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::codec::{check_db, check_key, datakey, RecordValue};
 use super::{Replica, ReplicaError};
 use crate::crdt::{Entry, Stamp, View, WrongType};
+use crate::local::peer_auth::now_ms;
 use crate::proto::replica as pb;
 
 /// The most ops one write call applies.
@@ -136,6 +137,11 @@ pub(super) struct Working {
     pub merged: Entry,
     /// This node's own record.
     pub own: Entry,
+    /// The `ts` of this node's record of the key (0 for none), then of its
+    /// last write: each write stamps one past it at least, and the record
+    /// is signed at the last. Stamps only need to rise within a key, so a
+    /// burst of writes to many keys never runs ahead of the clock.
+    pub last: u64,
 }
 
 impl Replica {
@@ -174,10 +180,15 @@ impl Replica {
         key: &[u8],
         current: &BTreeSet<[u8; 32]>,
     ) -> Result<Working, ReplicaError> {
+        let me = self.me();
         let mut entries = self.entries(db, key, current)?;
-        let own = entries.remove(&self.me()).unwrap_or_default();
+        let own = entries.remove(&me).unwrap_or_default();
         let merged = entries.values().fold(own.clone(), |acc, e| acc.merge(e));
-        Ok(Working { merged, own })
+        let last = self
+            .records
+            .get(&datakey(&me, db, key))?
+            .map_or(0, |h| h.md.ts);
+        Ok(Working { merged, own, last })
     }
 
     /// Applies `ops` in order, each at a stamp after the last, and signs
@@ -198,10 +209,9 @@ impl Replica {
         if !current.contains(&me) {
             return Err(ReplicaError::NotValidator(hex::encode(me)));
         }
-        let mut last = self.own.lock();
+        let _one = self.own.lock();
         let mut keys: BTreeMap<(String, Vec<u8>), Working> = BTreeMap::new();
         let mut outcomes = Vec::with_capacity(ops.len());
-        let mut stamp = None;
         for o in ops {
             let slot = (o.db.clone(), o.key.clone());
             if !keys.contains_key(&slot) {
@@ -211,21 +221,13 @@ impl Replica {
             let Some(w) = keys.get_mut(&slot) else {
                 continue;
             };
-            let s = Stamp::next(
-                stamp.or(Some(Stamp::new(*last, me))),
-                crate::local::peer_auth::now_ms(),
-                me,
-            );
-            stamp = Some(s);
+            let s = Stamp::next(Some(Stamp::new(w.last, me)), now_ms(), me);
+            w.last = s.ms;
             let before = w.merged.clone();
             outcomes.push(apply(&mut w.merged, s, &o.op));
             w.own = w.own.merge(&Entry::delta(&before, &w.merged));
         }
-        let Some(ts) = stamp.map(|s| s.ms) else {
-            return Ok((outcomes, 0));
-        };
-        let n = self.seal_and_store(keys, ts)?;
-        *last = ts;
+        let n = self.seal_and_store(keys)?;
         Ok((outcomes, n))
     }
 

@@ -63,6 +63,7 @@ pub mod run;
 pub mod stats;
 pub mod store;
 pub mod sync;
+pub mod usage;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -96,6 +97,11 @@ pub struct ReplicaConfig {
     pub update_burst: u32,
     /// Seconds between content-inventory publications (at most).
     pub inventory_interval_secs: u64,
+    /// The most records, and metadata and value bytes, one validator's
+    /// records may take on this node; past them its new records are
+    /// refused (`reason="quota"`). Keep them the same on every validator.
+    pub max_records_per_owner: u64,
+    pub max_bytes_per_owner: u64,
 }
 
 impl Default for ReplicaConfig {
@@ -108,6 +114,8 @@ impl Default for ReplicaConfig {
             update_per_sec: 20,
             update_burst: 40,
             inventory_interval_secs: 30,
+            max_records_per_owner: 1_000_000,
+            max_bytes_per_owner: 2 << 30,
         }
     }
 }
@@ -165,8 +173,8 @@ pub struct Replica {
     pub chain: ChainStore,
     operator: ed25519_dalek::SigningKey,
     pub config: ReplicaConfig,
-    /// Held by own writes; the last stamp this node gave a write (ms).
-    own: parking_lot::Mutex<u64>,
+    /// Held by own writes (one at a time: each reads then writes).
+    own: parking_lot::Mutex<()>,
     pub stats: stats::Stats,
     pub queues: queues::Queues,
 }
@@ -179,7 +187,11 @@ impl Replica {
         operator: ed25519_dalek::SigningKey,
         config: ReplicaConfig,
     ) -> Result<Arc<Self>, ReplicaError> {
-        let records = store::Records::open(local)?;
+        let quota = usage::Quota {
+            records: config.max_records_per_owner,
+            bytes: config.max_bytes_per_owner,
+        };
+        let records = store::Records::open(local, quota)?;
         crate::metrics::metrics()
             .replica
             .records
@@ -189,11 +201,10 @@ impl Replica {
             chain,
             operator,
             config,
-            own: parking_lot::Mutex::new(0),
+            own: parking_lot::Mutex::new(()),
             stats: stats::Stats::default(),
             queues: queues::Queues::default(),
         };
-        *r.own.lock() = r.last_own_ts()?;
         Ok(Arc::new(r))
     }
 

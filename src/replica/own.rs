@@ -27,30 +27,9 @@ pub struct Swept {
 }
 
 impl Replica {
-    /// The newest `ts` among this node's records (0 for none).
-    pub(super) fn last_own_ts(&self) -> Result<u64, ReplicaError> {
-        let me = self.me();
-        let mut last = 0;
-        for dk in self.records.datakeys() {
-            if let Some(h) = self.records.get(&dk)? {
-                if h.owner == me {
-                    last = last.max(h.md.ts);
-                }
-            }
-        }
-        Ok(last)
-    }
-
     /// How many records this node owns.
-    pub fn own_count(&self) -> Result<usize, ReplicaError> {
-        let me = self.me();
-        let mut n = 0;
-        for dk in self.records.datakeys() {
-            if self.records.get(&dk)?.is_some_and(|h| h.owner == me) {
-                n += 1;
-            }
-        }
-        Ok(n)
+    pub fn own_count(&self) -> u64 {
+        self.records.usage(&self.me()).records
     }
 
     /// Metadata for `value` at `ts`: TTL from `ts`, work solved, signed.
@@ -72,12 +51,11 @@ impl Replica {
     }
 
     /// Drops what others superseded and old removals, then signs and
-    /// stores one record per key at `ts` (removing those left with
-    /// nothing), and announces them. Returns the records stored.
+    /// stores one record per key at its `last` stamp (removing those left
+    /// with nothing), and announces them. Returns the records stored.
     pub(super) fn seal_and_store(
         &self,
         keys: BTreeMap<(String, Vec<u8>), Working>,
-        ts: u64,
     ) -> Result<usize, ReplicaError> {
         let chain_id = self.chain_id()?;
         let me = self.me();
@@ -85,7 +63,8 @@ impl Replica {
         let mut drop = Vec::new();
         let mut values = Vec::new();
         for ((db, key), mut w) in keys {
-            w.own.drop_dominated(&w.merged);
+            let ts = w.last;
+            w.own.drop_dominated(&w.merged, ts);
             let empty = w.own.collect(ts, ts.saturating_sub(horizon));
             let v = RecordValue {
                 owner: me,
@@ -105,11 +84,11 @@ impl Replica {
                     bytes.len()
                 )));
             }
-            values.push((v, bytes));
+            values.push((v, bytes, ts));
         }
         let puts: Vec<Put> = values
             .into_par_iter()
-            .map(|(v, bytes)| {
+            .map(|(v, bytes, ts)| {
                 let dk = v.datakey();
                 let md = self.seal(&chain_id, &dk, &bytes, ts);
                 Put {
@@ -134,9 +113,20 @@ impl Replica {
             .collect();
         let stored = self.records.put(puts)?;
         self.records.remove(&drop)?;
-        self.queues.announce(announce, None);
+        let keys: std::collections::BTreeSet<_> = stored.keys.iter().collect();
+        self.queues.announce(
+            announce.into_iter().filter(|c| keys.contains(&c.datakey)),
+            None,
+        );
         self.publish_count();
-        Ok(stored.len())
+        if stored.over_quota > 0 {
+            return Err(ReplicaError::Invalid(format!(
+                "{} records were not written: this node's own records are at their quota ({:?} held, [replica] max_records_per_owner / max_bytes_per_owner)",
+                stored.over_quota,
+                self.records.usage(&me)
+            )));
+        }
+        Ok(stored.keys.len())
     }
 
     /// Re-signs this node's records older than a quarter of the horizon,
@@ -150,34 +140,30 @@ impl Replica {
         let mut out = Swept::default();
         let mut purge = Vec::new();
         let mut due = Vec::new();
-        for dk in self.records.datakeys() {
-            let Some(h) = self.records.get(&dk)? else {
-                continue;
-            };
+        self.records.for_each(|dk, h| {
             let stale = !within_horizon(h.md.ts, now, horizon) || h.md.expires_at() <= now;
             if !current.contains(&h.owner) || (h.owner != me && stale) {
                 purge.push(dk);
             } else if h.owner == me && !within_horizon(h.md.ts, now, horizon / 4) {
-                due.push((h.db, h.key));
+                due.push((h.db.clone(), h.key.clone()));
             }
-        }
+        })?;
         out.purged = self.records.remove(&purge)?;
         crate::metrics::metrics()
             .replica
             .purged
             .inc_by(out.purged as u64);
         if !due.is_empty() && current.contains(&me) {
-            let mut last = self.own.lock();
-            let ts = now.max(last.saturating_add(1));
+            let _one = self.own.lock();
             let mut keys = BTreeMap::new();
             for (db, key) in due {
-                let w = self.working(&db, &key, &current)?;
+                let mut w = self.working(&db, &key, &current)?;
+                w.last = now.max(w.last.saturating_add(1));
                 keys.insert((db, key), w);
             }
             let n = keys.len();
-            out.refreshed = self.seal_and_store(keys, ts)?;
+            out.refreshed = self.seal_and_store(keys)?;
             out.collected = n - out.refreshed.min(n);
-            *last = ts;
         }
         self.publish_count();
         Ok(out)

@@ -19,6 +19,7 @@ use parking_lot::{Mutex, RwLock};
 use prost::Message;
 
 use super::md::Metadata;
+use super::usage::{admit, release, Quota, Usage};
 use crate::local::{keys, LocalError, LocalRaw, LocalStore};
 use crate::proto::replica as pb;
 
@@ -61,7 +62,18 @@ pub struct Records {
     local: LocalStore,
     /// datakey → CRC-32 of its metadata.
     crcs: RwLock<BTreeMap<[u8; 32], u32>>,
+    /// What each owner's records take; changed under `write`.
+    usage: Mutex<BTreeMap<[u8; 32], Usage>>,
+    quota: Quota,
     write: Mutex<()>,
+}
+
+/// What [`Records::put`] stored, and how many records it left out because
+/// their owner is at its quota.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Stored {
+    pub keys: Vec<[u8; 32]>,
+    pub over_quota: usize,
 }
 
 fn decode_held(key: &[u8], raw: &[u8]) -> Result<Held, LocalError> {
@@ -120,13 +132,16 @@ impl Batch {
 impl Records {
     /// Opens the records of `local`, loading the CRC index. A row that does
     /// not decode is removed (the store is rebuilt from peers).
-    pub fn open(local: LocalStore) -> Result<Self, LocalError> {
+    pub fn open(local: LocalStore, quota: Quota) -> Result<Self, LocalError> {
         let mut crcs = BTreeMap::new();
+        let mut usage: BTreeMap<[u8; 32], Usage> = BTreeMap::new();
         let mut bad = Vec::new();
         for (k, v) in local.scan_raw(&keys::replica_md_prefix())? {
             match (datakey_of(&k), decode_held(&k, &v)) {
                 (Some(dk), Ok(h)) => {
                     crcs.insert(dk, h.md.crc());
+                    let u = usage.entry(h.owner).or_default();
+                    *u = admit(*u, Quota::UNLIMITED, None, &h.md).unwrap_or(*u);
                 }
                 _ => bad.push(k),
             }
@@ -138,6 +153,8 @@ impl Records {
         Ok(Records {
             local,
             crcs: RwLock::new(crcs),
+            usage: Mutex::new(usage),
+            quota,
             write: Mutex::new(()),
         })
     }
@@ -258,23 +275,51 @@ impl Records {
             .collect()
     }
 
-    /// Every datakey held, with its owner's record (for sweeps).
-    pub fn datakeys(&self) -> Vec<[u8; 32]> {
-        self.crcs.read().keys().copied().collect()
+    /// Calls `f` with every record held, in datakey order, reading the
+    /// rows a page at a time (for sweeps).
+    pub fn for_each(&self, mut f: impl FnMut([u8; 32], &Held)) -> Result<(), LocalError> {
+        let mut after: Option<[u8; 32]> = None;
+        loop {
+            let (rows, more) = self.scan(&[], after.as_ref(), 10_000)?;
+            for (dk, h) in &rows {
+                f(*dk, h);
+            }
+            after = rows.last().map(|(dk, _)| *dk);
+            if !more || after.is_none() {
+                return Ok(());
+            }
+        }
     }
 
-    /// Stores each record that is newer than the one held (or new), with
-    /// its value, in one synced batch; returns the datakeys stored.
-    pub fn put(&self, items: Vec<Put>) -> Result<Vec<[u8; 32]>, LocalError> {
+    /// What `owner`'s records take here.
+    pub fn usage(&self, owner: &[u8; 32]) -> Usage {
+        self.usage.lock().get(owner).copied().unwrap_or_default()
+    }
+
+    /// Stores each record that is newer than the one held (or new) and
+    /// fits its owner's quota, with its value, in one synced batch.
+    pub fn put(&self, items: Vec<Put>) -> Result<Stored, LocalError> {
         let _w = self.write.lock();
         let mut b = Batch::default();
         let mut stored: BTreeMap<[u8; 32], u32> = BTreeMap::new();
+        let mut usage: BTreeMap<[u8; 32], Usage> = BTreeMap::new();
+        let mut over_quota = 0;
         for p in items {
             let old = self.get(&p.datakey)?;
             let staged = stored.contains_key(&p.datakey);
             if staged || old.as_ref().is_some_and(|o| !p.held.md.newer_than(&o.md)) {
                 continue;
             }
+            let owner = p.held.owner;
+            let u = usage
+                .get(&owner)
+                .copied()
+                .unwrap_or_else(|| self.usage(&owner));
+            let Some(next) = admit(u, self.quota, old.as_ref().map(|o| &o.md), &p.held.md) else {
+                over_quota += 1;
+                continue;
+            };
+            usage.insert(owner, next);
             if let Some(o) = &old {
                 self.unref(&mut b, &o.md.hash)?;
                 self.unindex(&mut b, o)?;
@@ -285,9 +330,13 @@ impl Records {
             stored.insert(p.datakey, p.held.md.crc());
         }
         self.commit(b)?;
+        self.usage.lock().extend(usage);
         let mut map = self.crcs.write();
         map.extend(stored.iter().map(|(k, v)| (*k, *v)));
-        Ok(stored.into_keys().collect())
+        Ok(Stored {
+            keys: stored.into_keys().collect(),
+            over_quota,
+        })
     }
 
     /// Removes the records under `datakeys` (and values no record names
@@ -301,12 +350,22 @@ impl Records {
                 self.unref(&mut b, &o.md.hash)?;
                 self.unindex(&mut b, &o)?;
                 b.delete(keys::replica_md(dk));
-                gone.push(*dk);
+                gone.push((*dk, o));
             }
         }
         self.commit(b)?;
+        let mut usage = self.usage.lock();
+        for (_, o) in &gone {
+            if let Some(u) = usage.get_mut(&o.owner) {
+                *u = release(*u, &o.md);
+                if u.records == 0 {
+                    usage.remove(&o.owner);
+                }
+            }
+        }
+        drop(usage);
         let mut map = self.crcs.write();
-        for dk in &gone {
+        for (dk, _) in &gone {
             map.remove(dk);
         }
         Ok(gone.len())
@@ -440,7 +499,7 @@ mod tests {
 
     fn open() -> (tempfile::TempDir, Records) {
         let dir = tempfile::tempdir().unwrap();
-        let r = Records::open(LocalStore::open(dir.path()).unwrap()).unwrap();
+        let r = Records::open(LocalStore::open(dir.path()).unwrap(), Quota::UNLIMITED).unwrap();
         (dir, r)
     }
 
@@ -452,11 +511,15 @@ mod tests {
         b.held.key = b"other".to_vec();
         // CRC-32 of this metadata, computed independently (Python zlib.crc32).
         assert_eq!(a.held.md.crc(), 0xFE29_C7D6);
-        assert_eq!(r.put(vec![a.clone(), b.clone()]).unwrap().len(), 2);
+        assert_eq!(r.put(vec![a.clone(), b.clone()]).unwrap().keys.len(), 2);
         let h = a.held.md.hash;
         assert_eq!(r.value(&h).unwrap().as_deref(), Some(&b"same"[..]));
         // An older version is not taken; a newer one replaces and frees.
-        assert!(r.put(vec![put([0x10; 32], 4, b"old")]).unwrap().is_empty());
+        assert!(r
+            .put(vec![put([0x10; 32], 4, b"old")])
+            .unwrap()
+            .keys
+            .is_empty());
         r.put(vec![put([0x10; 32], 6, b"new")]).unwrap();
         assert!(
             r.value(&h).unwrap().is_some(),
@@ -468,7 +531,8 @@ mod tests {
         assert!(r.owners_of("d", b"other").unwrap().is_empty());
         // Reopened, the CRC index is the same.
         let s = r.summary(&[]);
-        let again = Records::open(r.local.clone()).unwrap();
+        let again = Records::open(r.local.clone(), Quota::UNLIMITED).unwrap();
+        assert_eq!(again.usage(&[1; 32]), r.usage(&[1; 32]));
         assert_eq!(again.summary(&[]), s);
         assert_eq!(s.count, 1);
     }

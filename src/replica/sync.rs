@@ -14,7 +14,7 @@ use tonic::transport::Channel;
 use super::accept::{check_meta, check_value, Checked, Refusal, MAX_VALUE_BYTES};
 use super::store::{Held, Put, Summary};
 use super::{Replica, ReplicaError, Validators};
-use crate::grpc::replica::{MAX_HAVE, MAX_SYNC_PREFIXES};
+use crate::grpc::replica::{MAX_HASHES, MAX_HAVE, MAX_SYNC_PREFIXES};
 use crate::local::peer_auth::now_ms;
 use crate::local::peer_client::{endpoint, signed_request, PeerTarget, IDLE};
 use crate::proto::peer::peer_request::Body;
@@ -26,6 +26,9 @@ use rayon::prelude::*;
 /// A prefix holding at most this many records on one side is SYNCed
 /// rather than split further.
 pub const SYNC_AT: u64 = 16;
+/// The most value bytes one batch of records pulls and holds at once (a
+/// value larger than this is pulled alone).
+pub const KEEP_BATCH_BYTES: u64 = 64 << 20;
 /// The longest one unary replica call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -196,6 +199,7 @@ impl Syncer {
             .map_err(|st| remote(t, st.message()))?
             .into_inner();
         let mut out: BTreeMap<[u8; 32], Vec<u8>> = BTreeMap::new();
+        let mut total = 0u64;
         loop {
             let next = tokio::time::timeout(IDLE, s.message())
                 .await
@@ -206,6 +210,11 @@ impl Syncer {
             let Ok(h) = <[u8; 32]>::try_from(piece.hash.as_slice()) else {
                 break;
             };
+            total += piece.data.len() as u64;
+            if total > KEEP_BATCH_BYTES + crate::grpc::replica::PIECE as u64 {
+                Refusal::Oversize.count();
+                break;
+            }
             let buf = out.entry(h).or_default();
             let fits = asked.contains(&h)
                 && piece.size <= MAX_VALUE_BYTES
@@ -474,8 +483,37 @@ impl Syncer {
     }
 
     /// Pulls the values `newer` needs from `t` (those not already held),
-    /// checks each and stores the records in one batch.
+    /// checks each and stores the records, in batches of at most
+    /// [`KEEP_BATCH_BYTES`] of values, so that what a peer may send is
+    /// bounded in memory. Returns what was kept.
     pub async fn keep(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        newer: Vec<Checked>,
+    ) -> Result<Vec<Checked>, SyncError> {
+        let mut kept = Vec::new();
+        let mut batch = Vec::new();
+        let mut bytes = 0u64;
+        for c in newer {
+            let size = u64::from(c.md.size);
+            if !batch.is_empty() && (bytes + size > KEEP_BATCH_BYTES || batch.len() >= MAX_HASHES) {
+                kept.extend(
+                    self.keep_batch(chain_id, t, std::mem::take(&mut batch))
+                        .await?,
+                );
+                bytes = 0;
+            }
+            bytes += size;
+            batch.push(c);
+        }
+        if !batch.is_empty() {
+            kept.extend(self.keep_batch(chain_id, t, batch).await?);
+        }
+        Ok(kept)
+    }
+
+    async fn keep_batch(
         &self,
         chain_id: &str,
         t: &PeerTarget,
@@ -494,16 +532,14 @@ impl Syncer {
         }
         missing.sort();
         missing.dedup();
-        for chunk in missing.chunks(crate::grpc::replica::MAX_HASHES) {
-            let mut want = chunk.to_vec();
-            while !want.is_empty() {
-                let got = self.values(chain_id, t, want.clone()).await?;
-                if got.is_empty() {
-                    break;
-                }
-                want.retain(|h| !got.contains_key(h));
-                values.extend(got);
+        let mut want = missing;
+        while !want.is_empty() {
+            let got = self.values(chain_id, t, want.clone()).await?;
+            if got.is_empty() {
+                break;
             }
+            want.retain(|h| !got.contains_key(h));
+            values.extend(got);
         }
         let mut puts = Vec::new();
         let mut refused = 0u64;
@@ -542,11 +578,16 @@ impl Syncer {
             .records
             .put(puts.into_iter().map(|(_, p)| p).collect())
             .map_err(ReplicaError::from)?;
+        for _ in 0..stored.over_quota {
+            Refusal::Quota.count();
+        }
+        refused += stored.over_quota as u64;
         let kept: Vec<Checked> = stored
+            .keys
             .iter()
             .filter_map(|dk| checked.get(dk).copied())
             .collect();
-        let kept_bytes: u64 = stored.iter().filter_map(|dk| bytes.get(dk)).sum();
+        let kept_bytes: u64 = stored.keys.iter().filter_map(|dk| bytes.get(dk)).sum();
         crate::metrics::metrics()
             .replica
             .accepted
