@@ -339,9 +339,16 @@ async fn the_sweep_purges_what_may_not_merge_and_refreshes_own_records() {
         }])
         .unwrap();
 
+    // No round with a peer yet: the stranger goes, the own record waits
+    // (a node cut off lets its records age out rather than refresh them).
     let swept = n.replica.sweep().unwrap();
-    assert_eq!((swept.purged, swept.refreshed), (1, 1));
+    assert_eq!((swept.purged, swept.refreshed, swept.held_back), (1, 0, 1));
     assert!(n.replica.records.get(&dk).unwrap().is_none());
+    assert_eq!(n.replica.records.get(&own_dk).unwrap().unwrap().md.ts, then);
+
+    n.round().await;
+    let swept = n.replica.sweep().unwrap();
+    assert_eq!((swept.purged, swept.refreshed, swept.held_back), (0, 1, 0));
     let fresh = n.replica.records.get(&own_dk).unwrap().unwrap();
     assert!(fresh.md.ts > then + 1_000, "re-signed now");
     let (view, _) = n.replica.read("ops", b"notice", now_ms()).unwrap();
@@ -355,40 +362,113 @@ async fn the_sweep_purges_what_may_not_merge_and_refreshes_own_records() {
     let _ = Arc::clone(&n.replica);
 }
 
-/// A validator cannot fill its peers' stores: past the per-owner quota its
-/// new records are refused and counted, and its own writes fail.
-#[tokio::test(flavor = "multi_thread")]
-async fn records_past_an_owners_quota_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let small = |i: usize| stave::replica::ReplicaConfig {
-        max_records_per_owner: if i == 1 { 5 } else { 1_000 },
-        max_bytes_per_owner: if i == 1 { 1 << 20 } else { 20_000 },
-        ..config()
-    };
-    let (nodes, _) = cluster_with(dir.path(), 2, |_| true, small);
-    let ops: Vec<_> = (0..8)
-        .map(|k| op("ops", &format!("k{k}"), Op::Set(vec![1; 100], None)))
-        .collect();
-    nodes[0].write(&ops);
-    let before = metric(REFUSED, "quota");
-    nodes[1].round().await;
-    assert_eq!(
-        nodes[1].replica.records.len(),
-        5,
-        "node 1 keeps node 0's first five"
+/// Plants `entry` as node 0's own record of ops/`key`, stamped `ts`.
+fn plant_own(n: &Node, key: &[u8], entry: stave::crdt::Entry, ts: u64) -> [u8; 32] {
+    let chain = n.replica.chain_id().unwrap();
+    let (meta, value, dk) = replica::signed_entry(
+        &local::operator(0),
+        &chain,
+        ("ops", key),
+        entry,
+        ts,
+        1,
+        true,
     );
-    assert_eq!(metric(REFUSED, "quota"), before + 3);
-    assert_eq!(nodes[1].replica.records.usage(&local::op_key(0)).records, 5);
-    // Node 0's own bytes quota (20,000): a 30,000-byte value is refused.
-    let err = nodes[0]
-        .replica
-        .write(&[op("ops", "big", Op::Set(vec![2; 30_000], None))])
-        .unwrap_err();
-    assert!(err.to_string().contains("quota"), "{err}");
-    assert!(nodes[0]
-        .replica
-        .read("ops", b"big", now_ms())
-        .unwrap()
-        .0
-        .is_none());
+    let held = Held {
+        owner: local::op_key(0),
+        md: Metadata::from_bytes(&meta.metadata).unwrap(),
+        db: "ops".into(),
+        key: key.to_vec(),
+    };
+    n.replica
+        .records
+        .put(vec![Put {
+            datakey: dk,
+            held,
+            value,
+        }])
+        .unwrap();
+    dk
+}
+
+/// Own records past a quarter horizon that show nothing: one whose
+/// removal is still inside the horizon is left to age out (re-signing it
+/// would keep nothing alive); one whose removal is older than the horizon
+/// is re-signed empty, never deleted, so the older copies peers hold
+/// cannot come back to this node.
+#[tokio::test(flavor = "multi_thread")]
+async fn own_records_that_show_nothing_age_out_or_are_stored_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = cluster(dir.path(), 2);
+    let n = &nodes[0];
+    let h = config().horizon_ms();
+    let now = now_ms();
+    let me = local::op_key(0);
+    let then = now - h / 3;
+    let tombstone = |at: u64| {
+        let mut e = stave::crdt::Entry::default();
+        e.set(stave::crdt::Stamp::new(at - 1, me), b"x".to_vec(), None);
+        e.del(stave::crdt::Stamp::new(at, me));
+        e
+    };
+    let recent = plant_own(n, b"recent", tombstone(then), then);
+    let ancient = plant_own(n, b"ancient", tombstone(now - h - 60_000), then);
+    n.round().await;
+    assert!(
+        n.replica.last_round_ms() > 0,
+        "a round with the peer succeeded"
+    );
+
+    let swept = n.replica.sweep().unwrap();
+    assert_eq!((swept.purged, swept.refreshed), (0, 1));
+    let r = n.replica.records.get(&recent).unwrap().unwrap();
+    assert_eq!(
+        r.md.ts, then,
+        "a live removal showing nothing is not re-signed"
+    );
+    let a = n.replica.records.get(&ancient).unwrap().unwrap();
+    assert!(a.md.ts > then + 1_000, "re-signed now");
+    let raw = n.replica.records.value(&a.md.hash).unwrap().unwrap();
+    let v = stave::replica::codec::RecordValue::decode(&raw).unwrap();
+    assert_eq!(v.entry, stave::crdt::Entry::default(), "stored empty");
+    for key in [&b"recent"[..], b"ancient"] {
+        assert!(n.replica.read("ops", key, now_ms()).unwrap().0.is_none());
+    }
+    // The empty record replaces the older copy at the peer too.
+    nodes[1].round().await;
+    let at_peer = nodes[1].replica.records.get(&ancient).unwrap().unwrap();
+    assert_eq!(at_peer.md, a.md);
+}
+
+/// A record whose value holds a stamp later than its `ts` (it would
+/// outlive the horizon through what it carries), or a counter column
+/// of another replica (an owner speaking for another), is refused,
+/// counted, and merges nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn values_holding_late_stamps_or_others_counters_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = cluster(dir.path(), 2);
+    let now = now_ms();
+    let late = {
+        let mut e = stave::crdt::Entry::default();
+        let s = stave::crdt::Stamp::new(now + 60_000, local::op_key(0));
+        e.sadd(s, &[b"m".to_vec()]).unwrap();
+        e
+    };
+    let forged_counter = {
+        let mut e = stave::crdt::Entry::default();
+        e.incr_by(stave::crdt::Stamp::new(now - 10, local::op_key(1)), 1_000)
+            .unwrap();
+        e
+    };
+    for (key, entry) in [(&b"late"[..], late), (b"counter", forged_counter)] {
+        let dk = plant_own(&nodes[0], key, entry, now);
+        let before = metric(REFUSED, "content");
+        nodes[1].round().await;
+        assert_eq!(metric(REFUSED, "content"), before + 1, "{key:?}");
+        assert!(nodes[1].replica.records.is_empty());
+        let (view, _) = nodes[1].replica.read("ops", key, now_ms()).unwrap();
+        assert!(view.is_none());
+        nodes[0].replica.records.remove(&[dk]).unwrap();
+    }
 }

@@ -241,3 +241,55 @@ proptest! {
         })?;
     }
 }
+
+/// The content inventory travels like any record: node 0 learns that
+/// node 1 announces both cids and node 2 only one, ranks the less loaded
+/// first, and sees an announcement withdrawn.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_content_inventory_names_only_who_announces() {
+    use stave::local::worker::Announcements;
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = cluster(dir.path(), 3);
+    let (a, b) = (b"cid-a".to_vec(), b"cid-b".to_vec());
+    assert!(
+        nodes[1]
+            .replica
+            .publish_inventory(&[a.clone(), b.clone()])
+            .unwrap()
+            > 0
+    );
+    assert!(nodes[2].replica.publish_inventory(&[b.clone()]).unwrap() > 0);
+    assert_eq!(
+        nodes[1]
+            .replica
+            .publish_inventory(&[a.clone(), b.clone()])
+            .unwrap(),
+        0,
+        "unchanged: nothing written"
+    );
+    nodes[0].round().await;
+    let key = |i: usize| replica::local::op_key(i);
+    assert_eq!(nodes[0].replica.announcing(&a), BTreeSet::from([key(1)]));
+    assert_eq!(
+        nodes[0].replica.announcing(&b),
+        BTreeSet::from([key(1), key(2)])
+    );
+    assert!(nodes[0].replica.announcing(b"cid-c").is_empty());
+    let ranked: Vec<_> = nodes[0]
+        .replica
+        .holders(&b)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.operator_key, h.load))
+        .collect();
+    assert_eq!(
+        ranked,
+        vec![(key(2).to_vec(), 1), (key(1).to_vec(), 2)],
+        "least loaded first"
+    );
+
+    // node 1 drops cid-a
+    nodes[1].replica.publish_inventory(&[b.clone()]).unwrap();
+    nodes[0].round().await;
+    assert!(nodes[0].replica.announcing(&a).is_empty());
+}

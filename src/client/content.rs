@@ -167,8 +167,13 @@ pub async fn announcing_first(c: &mut StaveClient, cid: &[u8], mut peers: Vec<Pe
         .iter()
         .filter_map(|h| <[u8; 32]>::try_from(h.operator_key.as_slice()).ok())
         .collect();
-    peers.sort_by_key(|p| rank.iter().position(|k| *k == p.key).unwrap_or(usize::MAX));
+    rank_by(&mut peers, &rank);
     peers
+}
+
+/// Orders `peers` as `rank` lists them, the unlisted after in their order.
+fn rank_by(peers: &mut [Peer], rank: &[[u8; 32]]) {
+    peers.sort_by_key(|p| rank.iter().position(|k| *k == p.key).unwrap_or(usize::MAX));
 }
 
 /// The key a holder delivered, with its answer (receipt included).
@@ -551,4 +556,22 @@ pub async fn recover(
         bytes,
         holder: "recovery".into(),
     })
+}
+
+#[cfg(test)]
+mod order {
+    use super::*;
+
+    #[test]
+    fn announcing_holders_come_first_least_loaded_first() {
+        let peer = |b: u8| Peer {
+            key: [b; 32],
+            endpoint: String::new(),
+        };
+        let mut peers: Vec<_> = [1, 2, 3, 4].into_iter().map(peer).collect();
+        // holders as the node ranks them: 3 (least loaded), then 1
+        rank_by(&mut peers, &[[3; 32], [1; 32], [9; 32]]);
+        let got: Vec<u8> = peers.iter().map(|p| p.key[0]).collect();
+        assert_eq!(got, vec![3, 1, 2, 4]);
+    }
 }

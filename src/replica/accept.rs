@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use sha2::{Digest, Sha256};
 
 use super::codec::RecordValue;
-use super::md::Metadata;
+use super::md::{Metadata, FLAG_PLAIN};
 use super::pow;
 use crate::proto::replica as pb;
 
@@ -46,6 +46,8 @@ pub enum Refusal {
     Rate,
     #[error("the owner's records are at this node's quota")]
     Quota,
+    #[error("the value holds a stamp later than its record's ts, or a counter column of another replica")]
+    Content,
 }
 
 impl Refusal {
@@ -65,6 +67,7 @@ impl Refusal {
             Refusal::Future => "future",
             Refusal::Rate => "rate",
             Refusal::Quota => "quota",
+            Refusal::Content => "content",
         }
     }
 
@@ -121,13 +124,17 @@ pub fn check_meta(m: &pb::RecordMeta, ctx: &Ctx<'_>) -> Result<Checked, Refusal>
         .try_into()
         .map_err(|_| Refusal::Decode)?;
     let md = Metadata::from_bytes(&m.metadata).map_err(|_| Refusal::Decode)?;
+    if md.flags != FLAG_PLAIN {
+        return Err(Refusal::Decode);
+    }
     if !ctx.current.contains(&owner) {
         return Err(Refusal::NotValidator);
     }
     if md.size > MAX_VALUE_BYTES {
         return Err(Refusal::Oversize);
     }
-    if md.ts > ctx.now_ms.saturating_add(MAX_FUTURE_MS) {
+    let ahead = ctx.now_ms.saturating_add(MAX_FUTURE_MS);
+    if md.ts > ahead || md.ttl_begin > ahead {
         return Err(Refusal::Future);
     }
     if !within_horizon(md.ts, ctx.now_ms, ctx.horizon_ms) {
@@ -146,7 +153,10 @@ pub fn check_meta(m: &pb::RecordMeta, ctx: &Ctx<'_>) -> Result<Checked, Refusal>
 }
 
 /// The value checks: its size and SHA-256 are the metadata's, it decodes
-/// canonically, and it names the record's owner and datakey.
+/// canonically, it names the record's owner and datakey, it holds no stamp
+/// later than the record's `ts` (so a record cannot outlive the horizon
+/// through what it carries), and its only counter column is its owner's
+/// (an owner speaks for itself alone).
 pub fn check_value(c: &Checked, value: &[u8]) -> Result<RecordValue, Refusal> {
     if value.len() as u64 != u64::from(c.md.size) {
         return Err(Refusal::Hash);
@@ -158,6 +168,10 @@ pub fn check_value(c: &Checked, value: &[u8]) -> Result<RecordValue, Refusal> {
     let v = RecordValue::decode(value).map_err(|_| Refusal::Decode)?;
     if v.owner != c.owner || v.datakey() != c.datakey {
         return Err(Refusal::Mismatch);
+    }
+    let late = v.entry.newest().is_some_and(|s| s.ms > c.md.ts);
+    if late || v.entry.counter.elems.keys().any(|r| *r != c.owner) {
+        return Err(Refusal::Content);
     }
     Ok(v)
 }

@@ -137,10 +137,14 @@ pub(super) struct Working {
     pub merged: Entry,
     /// This node's own record.
     pub own: Entry,
-    /// The `ts` of this node's record of the key (0 for none), then of its
-    /// last write: each write stamps one past it at least, and the record
-    /// is signed at the last. Stamps only need to rise within a key, so a
-    /// burst of writes to many keys never runs ahead of the clock.
+    /// The later of this node's record's `ts` and the newest stamp any
+    /// owner's record of the key holds (0 for none), then of its last
+    /// write: each write stamps one past it at least, and the record is
+    /// signed at the last, so no record holds a stamp later than its `ts`
+    /// (peers refuse one that does) and a write always follows what its
+    /// writer saw, even from a peer whose clock runs ahead. Stamps only
+    /// need to rise within a key, so a burst of writes to many keys never
+    /// runs ahead of the clock.
     pub last: u64,
 }
 
@@ -184,11 +188,16 @@ impl Replica {
         let mut entries = self.entries(db, key, current)?;
         let own = entries.remove(&me).unwrap_or_default();
         let merged = entries.values().fold(own.clone(), |acc, e| acc.merge(e));
-        let last = self
+        let signed = self
             .records
             .get(&datakey(&me, db, key))?
             .map_or(0, |h| h.md.ts);
-        Ok(Working { merged, own, last })
+        let seen = merged.newest().map_or(0, |s| s.ms);
+        Ok(Working {
+            merged,
+            own,
+            last: signed.max(seen),
+        })
     }
 
     /// Applies `ops` in order, each at a stamp after the last, and signs

@@ -141,21 +141,15 @@ impl Metadata {
             .saturating_add(u64::from(self.ttl).saturating_mul(DAY_MS))
     }
 
-    /// Whether this version replaces `old` of the same datakey: a later
-    /// `ts`; at the same `ts`, the larger hash (one owner signing two values
-    /// in one millisecond: every node picks the same); the same signed
-    /// fields with a later TTL end (a TTL extension). Equal metadata is
-    /// not newer.
+    /// Whether this version replaces `old` of the same datakey, by a
+    /// total order, so every node keeps the same of any two: a later `ts`;
+    /// at the same `ts`, the larger hash (one owner signing two values in
+    /// one millisecond); then the later TTL end (a TTL extension: anyone
+    /// may make one); then the larger 128 bytes (two extensions to the same
+    /// end, or differing work). Equal metadata is not newer.
     pub fn newer_than(&self, old: &Metadata) -> bool {
-        use std::cmp::Ordering::*;
-        match (self.ts.cmp(&old.ts), self.hash.cmp(&old.hash)) {
-            (Greater, _) => true,
-            (Equal, Greater) => true,
-            (Equal, Equal) if self.sig == old.sig && self.flags == old.flags => {
-                self.expires_at() > old.expires_at()
-            }
-            _ => false,
-        }
+        let rank = |m: &Metadata| (m.ts, m.hash, m.expires_at(), m.to_bytes());
+        rank(self) > rank(old)
     }
 }
 
@@ -245,10 +239,19 @@ mod tests {
         let mut d = a;
         d.ttl += 1;
         assert!(d.newer_than(&a) && !a.newer_than(&d));
+        // The same end reached two ways, or other work: still one winner.
         let mut e = a;
-        e.ttl += 1;
-        e.sig[0] ^= 1; // not the same signed record: no extension
-        assert!(!e.newer_than(&a));
+        e.ttl_begin += DAY_MS;
+        e.ttl -= 1;
+        assert_eq!(e.expires_at(), a.expires_at());
+        assert!(e.newer_than(&a) != a.newer_than(&e));
+        let mut f = a;
+        f.pow_nonce ^= 1;
+        assert!(f.newer_than(&a) != a.newer_than(&f));
+        // A later TTL end never beats a later ts.
+        let mut g = b;
+        g.ttl = 0;
+        assert!(g.newer_than(&d));
         assert!(!a.newer_than(&a));
     }
 }

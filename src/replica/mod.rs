@@ -177,6 +177,8 @@ pub struct Replica {
     own: parking_lot::Mutex<()>,
     pub stats: stats::Stats,
     pub queues: queues::Queues,
+    /// When a round with a peer last succeeded (Unix ms, 0 for never).
+    last_round_ms: std::sync::atomic::AtomicU64,
 }
 
 impl Replica {
@@ -204,6 +206,7 @@ impl Replica {
             own: parking_lot::Mutex::new(()),
             stats: stats::Stats::default(),
             queues: queues::Queues::default(),
+            last_round_ms: std::sync::atomic::AtomicU64::new(0),
         };
         Ok(Arc::new(r))
     }
@@ -247,6 +250,18 @@ impl Replica {
             pow_base: self.config.pow_base,
             current,
         }
+    }
+
+    /// Notes a round with a peer that succeeded at `now_ms`.
+    pub fn mark_synced(&self, now_ms: u64) {
+        self.last_round_ms
+            .fetch_max(now_ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// When a round with a peer last succeeded (Unix ms, 0 for never).
+    pub fn last_round_ms(&self) -> u64 {
+        self.last_round_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn publish_count(&self) {

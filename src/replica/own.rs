@@ -12,15 +12,21 @@ use super::db::Working;
 use super::md::{Metadata, FLAG_PLAIN};
 use super::store::{Held, Put};
 use super::{pow, Replica, ReplicaError};
+use crate::crdt::Entry;
 use crate::local::peer_auth::now_ms;
+
+/// The most own records one sweep re-signs (each costs a proof of work
+/// and a signature); the rest wait for the next sweep.
+pub const MAX_REFRESH: usize = 256;
 
 /// What one sweep did.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Swept {
     /// Own records re-signed.
     pub refreshed: usize,
-    /// Own records dropped: nothing in them can show any more.
-    pub collected: usize,
+    /// Own records due but not re-signed: no round with a peer succeeded
+    /// within a quarter horizon.
+    pub held_back: usize,
     /// Others' records purged: owner not current, past the horizon, or TTL
     /// ended.
     pub purged: usize,
@@ -51,8 +57,10 @@ impl Replica {
     }
 
     /// Drops what others superseded and old removals, then signs and
-    /// stores one record per key at its `last` stamp (removing those left
-    /// with nothing), and announces them. Returns the records stored.
+    /// stores one record per key at its `last` stamp, and announces them.
+    /// A record left with nothing is stored empty, never deleted: the
+    /// empty copy supersedes the older ones peers hold, and ages out with
+    /// them. Returns the records stored.
     pub(super) fn seal_and_store(
         &self,
         keys: BTreeMap<(String, Vec<u8>), Working>,
@@ -60,22 +68,15 @@ impl Replica {
         let chain_id = self.chain_id()?;
         let me = self.me();
         let horizon = self.config.horizon_ms();
-        let mut drop = Vec::new();
         let mut values = Vec::new();
-        for ((db, key), mut w) in keys {
+        for ((db, key), w) in keys {
             let ts = w.last;
-            w.own.drop_dominated(&w.merged, ts);
-            let empty = w.own.collect(ts, ts.saturating_sub(horizon));
             let v = RecordValue {
                 owner: me,
                 db,
                 key,
-                entry: w.own,
+                entry: settled(w.own, &w.merged, ts, horizon),
             };
-            if empty {
-                drop.push(v.datakey());
-                continue;
-            }
             let bytes = v.encode();
             if bytes.len() > MAX_VALUE_BYTES as usize {
                 return Err(ReplicaError::Invalid(format!(
@@ -112,7 +113,6 @@ impl Replica {
             })
             .collect();
         let stored = self.records.put(puts)?;
-        self.records.remove(&drop)?;
         let keys: std::collections::BTreeSet<_> = stored.keys.iter().collect();
         self.queues.announce(
             announce.into_iter().filter(|c| keys.contains(&c.datakey)),
@@ -129,22 +129,33 @@ impl Replica {
         Ok(stored.keys.len())
     }
 
-    /// Re-signs this node's records older than a quarter of the horizon,
-    /// and purges others' records that may no longer merge. Run every
-    /// few minutes; cheap when nothing is due.
+    /// Purges every record that may no longer merge (past the horizon,
+    /// TTL ended, or, when this node is a current validator itself, an
+    /// owner no longer current), and re-signs up to [`MAX_REFRESH`] of this
+    /// node's records older than a quarter of the horizon: those still
+    /// showing, and those the neutralisation changes. It refreshes nothing
+    /// unless a round with a peer succeeded within the last quarter
+    /// horizon (or there are no peers): a node cut off knows nothing of
+    /// others' removals, so its records must age out rather than outlive
+    /// them. Cheap when nothing is due; run every minute, off the worker's
+    /// loop.
     pub fn sweep(&self) -> Result<Swept, ReplicaError> {
         let now = now_ms();
         let me = self.me();
         let horizon = self.config.horizon_ms();
-        let current = self.validators()?.current;
+        let v = self.validators()?;
+        let listed = v.current.contains(&me);
         let mut out = Swept::default();
         let mut purge = Vec::new();
         let mut due = Vec::new();
         self.records.for_each(|dk, h| {
             let stale = !within_horizon(h.md.ts, now, horizon) || h.md.expires_at() <= now;
-            if !current.contains(&h.owner) || (h.owner != me && stale) {
+            if stale || (listed && !v.current.contains(&h.owner)) {
                 purge.push(dk);
-            } else if h.owner == me && !within_horizon(h.md.ts, now, horizon / 4) {
+            } else if h.owner == me
+                && !within_horizon(h.md.ts, now, horizon / 4)
+                && due.len() < MAX_REFRESH
+            {
                 due.push((h.db.clone(), h.key.clone()));
             }
         })?;
@@ -153,19 +164,51 @@ impl Replica {
             .replica
             .purged
             .inc_by(out.purged as u64);
-        if !due.is_empty() && current.contains(&me) {
-            let _one = self.own.lock();
-            let mut keys = BTreeMap::new();
-            for (db, key) in due {
-                let mut w = self.working(&db, &key, &current)?;
-                w.last = now.max(w.last.saturating_add(1));
-                keys.insert((db, key), w);
-            }
-            let n = keys.len();
-            out.refreshed = self.seal_and_store(keys)?;
-            out.collected = n - out.refreshed.min(n);
+        let synced = v.peers.is_empty() || within_horizon(self.last_round_ms(), now, horizon / 4);
+        out.held_back = if synced { 0 } else { due.len() };
+        if !due.is_empty() && listed && synced {
+            out.refreshed = self.refresh(due, now, &v.current)?;
         }
         self.publish_count();
         Ok(out)
+    }
+
+    /// Re-signs the records of `due` worth keeping at `now` (or one past
+    /// their stamp).
+    fn refresh(
+        &self,
+        due: Vec<(String, Vec<u8>)>,
+        now: u64,
+        current: &std::collections::BTreeSet<[u8; 32]>,
+    ) -> Result<usize, ReplicaError> {
+        let horizon = self.config.horizon_ms();
+        let _one = self.own.lock();
+        let mut keys = BTreeMap::new();
+        for (db, key) in due {
+            let mut w = self.working(&db, &key, current)?;
+            let after = settled(w.own.clone(), &w.merged, now, horizon);
+            let shows = w.merged.read(now).is_some();
+            if after == w.own && !(shows && after != Entry::default()) {
+                continue; // nothing to keep alive, nothing to neutralise
+            }
+            w.last = now.max(w.last.saturating_add(1));
+            keys.insert((db, key), w);
+        }
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        self.seal_and_store(keys)
+    }
+}
+
+/// An own record as it is signed at `ts`: what others superseded
+/// neutralised, removals older than the horizon collected, and nothing
+/// at all when nothing in it can show again.
+fn settled(mut own: Entry, merged: &Entry, ts: u64, horizon_ms: u64) -> Entry {
+    own.drop_dominated(merged, ts);
+    if own.collect(ts, ts.saturating_sub(horizon_ms)) {
+        Entry::default()
+    } else {
+        own
     }
 }

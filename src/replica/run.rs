@@ -18,6 +18,9 @@ use crate::local::peer_auth::now_ms;
 use crate::local::peer_client::PeerTarget;
 
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// The longest one round with one peer may take; the next round resumes
+/// where the CRCs still differ.
+const ROUND_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Starts the worker thread; it runs until the process ends.
 pub fn spawn(replica: Arc<Replica>, content: Option<ContentStore>) -> std::io::Result<()> {
@@ -62,9 +65,7 @@ impl Syncer {
                 next_round = Instant::now() + Duration::from_millis(cfg.sync_interval_ms.max(100));
             }
             if now >= next_sweep {
-                if let Err(e) = self.replica.sweep() {
-                    tracing::warn!(error = %e, "replica sweep");
-                }
+                self.sweep_in_background();
                 next_sweep = now + SWEEP_EVERY;
             }
             if let (Some(c), true) = (&content, now >= next_inventory) {
@@ -74,6 +75,24 @@ impl Syncer {
                 next_inventory = now + Duration::from_secs(cfg.inventory_interval_secs.max(1));
             }
         }
+    }
+
+    /// Starts a sweep on the blocking pool unless one is still running:
+    /// a sweep reads every record, and the rounds must not wait for it.
+    fn sweep_in_background(&self) {
+        use std::sync::atomic::Ordering;
+        if self.sweeping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (replica, flag) = (Arc::clone(&self.replica), Arc::clone(&self.sweeping));
+        tokio::task::spawn_blocking(move || {
+            match replica.sweep() {
+                Ok(s) if s != Default::default() => tracing::info!(?s, "replica sweep"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "replica sweep"),
+            }
+            flag.store(false, Ordering::Release);
+        });
     }
 
     fn context(&self) -> Option<(String, Validators)> {
@@ -93,11 +112,19 @@ impl Syncer {
     /// One round with every ACTIVE peer, in turn.
     pub async fn rounds(&self, chain_id: &str, v: &Validators) {
         for t in &v.peers {
-            let result = self.round(chain_id, v, t).await;
+            let result = tokio::time::timeout(ROUND_TIMEOUT, self.round(chain_id, v, t))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(super::sync::SyncError::Remote {
+                        peer: hex::encode(t.operator),
+                        reason: "the round took too long".into(),
+                    })
+                });
             let m = &crate::metrics::metrics().replica.rounds;
             match result {
                 Ok(st) => {
                     m.with_label_values(&["ok"]).inc();
+                    self.replica.mark_synced(now_ms());
                     self.replica.stats.with(t.operator, |s| {
                         s.rounds += 1;
                         s.last_sync_ms = now_ms();

@@ -31,6 +31,17 @@ pub const SYNC_AT: u64 = 16;
 pub const KEEP_BATCH_BYTES: u64 = 64 << 20;
 /// The longest one unary replica call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest one GetValues stream may take (a batch is at most
+/// [`KEEP_BATCH_BYTES`]: a peer trickling pieces cannot hold a round).
+const STREAM_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Whether a SYNC page's `next_after` moves past where the page started,
+/// within the asked prefix (so paging always ends).
+fn moves_on(q: &pb::SyncPrefix, next_after: &[u8]) -> bool {
+    next_after.len() == 32
+        && next_after.starts_with(&q.prefix)
+        && (q.start_after.is_empty() || next_after > q.start_after.as_slice())
+}
 
 /// Why a round or a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +94,8 @@ fn remote(t: &PeerTarget, reason: impl std::fmt::Display) -> SyncError {
 pub struct Syncer {
     pub replica: Arc<Replica>,
     channels: Channels,
+    /// Set while a sweep runs on the blocking pool.
+    pub(super) sweeping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Syncer {
@@ -90,6 +103,7 @@ impl Syncer {
         Syncer {
             replica,
             channels: Channels::default(),
+            sweeping: Arc::default(),
         }
     }
 
@@ -200,7 +214,11 @@ impl Syncer {
             .into_inner();
         let mut out: BTreeMap<[u8; 32], Vec<u8>> = BTreeMap::new();
         let mut total = 0u64;
+        let deadline = tokio::time::Instant::now() + STREAM_TIMEOUT;
         loop {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(remote(t, "GetValues took too long"));
+            }
             let next = tokio::time::timeout(IDLE, s.message())
                 .await
                 .map_err(|_| remote(t, "GetValues went idle"))?
@@ -304,6 +322,9 @@ impl Syncer {
                 .collect();
             st.crc_queries += batch.len();
             let answers = self.crc_diff(chain_id, t, batch.clone()).await?;
+            if answers.len() != batch.len() {
+                return Err(self.refused(t, Refusal::Crc));
+            }
             for (q, a) in batch.iter().zip(&answers) {
                 let theirs = Summary {
                     crc: a.crc,
@@ -421,6 +442,9 @@ impl Syncer {
                     return Err(remote(t, "SYNC pages out of order"));
                 }
                 if !page.next_after.is_empty() {
+                    if !moves_on(q, &page.next_after) {
+                        return Err(remote(t, "SYNC paged backwards or out of the prefix"));
+                    }
                     pending.push_back(pb::SyncPrefix {
                         start_after: page.next_after.clone(),
                         ..q.clone()
@@ -669,5 +693,24 @@ mod tests {
         assert_eq!(step(s(65), s(16)), Step::Split, "too many to list");
         assert_eq!(step(s(17), s(18)), Step::Split);
         assert_eq!(step(s(5), s(5)), Step::Skip);
+    }
+
+    #[test]
+    fn sync_pages_must_move_forward_inside_their_prefix() {
+        let q = |prefix: Vec<u8>, start_after: Vec<u8>| pb::SyncPrefix {
+            prefix,
+            have: Vec::new(),
+            start_after,
+        };
+        let at = |b: u8| [[7u8].as_slice(), &[b; 31]].concat();
+        assert!(moves_on(&q(vec![7], vec![]), &at(1)));
+        assert!(moves_on(&q(vec![7], at(1)), &at(2)));
+        assert!(
+            !moves_on(&q(vec![7], at(2)), &at(2)),
+            "the same place again"
+        );
+        assert!(!moves_on(&q(vec![7], at(2)), &at(1)), "backwards");
+        assert!(!moves_on(&q(vec![8], vec![]), &at(1)), "another prefix");
+        assert!(!moves_on(&q(vec![7], vec![]), &[7; 31]), "not a datakey");
     }
 }

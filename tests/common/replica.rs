@@ -137,16 +137,31 @@ pub fn signed_record(
     base: u64,
     sign: bool,
 ) -> (stave::proto::replica::RecordMeta, Vec<u8>, [u8; 32]) {
-    use sha2::Digest;
-    use stave::replica::md::{Metadata, FLAG_PLAIN};
     let owner = key.verifying_key().to_bytes();
     let mut e = stave::crdt::Entry::default();
     e.set(stave::crdt::Stamp::new(ts, owner), b"forged".to_vec(), None);
+    signed_entry(key, chain, (db, k), e, ts, base, sign)
+}
+
+/// A record of `entry` stamped `ts`, with work at `base`, signed by `key`
+/// when `sign`.
+pub fn signed_entry(
+    key: &ed25519_dalek::SigningKey,
+    chain: &str,
+    (db, k): (&str, &[u8]),
+    entry: stave::crdt::Entry,
+    ts: u64,
+    base: u64,
+    sign: bool,
+) -> (stave::proto::replica::RecordMeta, Vec<u8>, [u8; 32]) {
+    use sha2::Digest;
+    use stave::replica::md::{Metadata, FLAG_PLAIN};
+    let owner = key.verifying_key().to_bytes();
     let v = stave::replica::codec::RecordValue {
         owner,
         db: db.into(),
         key: k.to_vec(),
-        entry: e,
+        entry,
     };
     let value = v.encode();
     let dk = v.datakey();

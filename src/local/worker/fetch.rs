@@ -43,8 +43,7 @@ impl Worker {
                 (Kind::Content, Some(a)) => a.announcing(&cid_v),
                 _ => BTreeSet::new(),
             };
-            // Stable: announcing peers first, each group in its random order.
-            peers.sort_by_key(|p| !ann.contains(&p.operator));
+            announcing_first(&mut peers, &ann);
             Ok((chain_id, peers, ann))
         })
         .await;
@@ -115,6 +114,12 @@ impl Worker {
     }
 }
 
+/// Puts the peers that announce the cid first; stable, so each group
+/// keeps its (random) order.
+pub(super) fn announcing_first(peers: &mut [PeerTarget], ann: &BTreeSet<[u8; 32]>) {
+    peers.sort_by_key(|p| !ann.contains(&p.operator));
+}
+
 /// A DEK that unwraps is kept only if it is the one the uploader committed
 /// to in the manifest; no blob is read or downloaded to check it.
 fn check_dek(dek: &Dek, a: &Assignment) -> Result<(), PeerError> {
@@ -170,5 +175,27 @@ fn mismatch(a: &Assignment, reason: impl std::fmt::Display) -> PeerError {
         cid: hex::encode(&a.dek_cid),
         content: hex::encode(&a.content_cid),
         reason: reason.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod order {
+    use super::*;
+
+    #[test]
+    fn announcing_peers_are_asked_first_and_each_group_keeps_its_order() {
+        let peer = |b: u8| PeerTarget {
+            operator: [b; 32],
+            address: format!("127.0.0.1:{b}"),
+        };
+        let mut peers: Vec<_> = [5, 1, 4, 2, 3].into_iter().map(peer).collect();
+        let ann = BTreeSet::from([[4; 32], [3; 32]]);
+        announcing_first(&mut peers, &ann);
+        let got: Vec<u8> = peers.iter().map(|p| p.operator[0]).collect();
+        assert_eq!(got, vec![4, 3, 5, 1, 2]);
+        // Nobody announcing: the order is left alone.
+        announcing_first(&mut peers, &BTreeSet::new());
+        let again: Vec<u8> = peers.iter().map(|p| p.operator[0]).collect();
+        assert_eq!(again, got);
     }
 }
