@@ -258,7 +258,13 @@ async fn the_content_inventory_names_only_who_announces() {
             .unwrap()
             > 0
     );
-    assert!(nodes[2].replica.publish_inventory(&[b.clone()]).unwrap() > 0);
+    assert!(
+        nodes[2]
+            .replica
+            .publish_inventory(std::slice::from_ref(&b))
+            .unwrap()
+            > 0
+    );
     assert_eq!(
         nodes[1]
             .replica
@@ -289,7 +295,10 @@ async fn the_content_inventory_names_only_who_announces() {
     );
 
     // node 1 drops cid-a
-    nodes[1].replica.publish_inventory(&[b.clone()]).unwrap();
+    nodes[1]
+        .replica
+        .publish_inventory(std::slice::from_ref(&b))
+        .unwrap();
     nodes[0].round().await;
     assert!(nodes[0].replica.announcing(&a).is_empty());
 }
