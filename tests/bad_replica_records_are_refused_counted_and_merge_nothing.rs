@@ -297,22 +297,7 @@ async fn the_sweep_purges_what_may_not_merge_and_refreshes_own_records() {
     let chain = n.replica.chain_id().unwrap();
     let stranger = ed25519_dalek::SigningKey::from_bytes(&[99; 32]);
     let (meta, value, dk) = record(&stranger, &chain, now_ms(), 1);
-    let md = Metadata::from_bytes(&meta.metadata).unwrap();
-    let owner = stranger.verifying_key().to_bytes();
-    let held = Held {
-        owner,
-        md,
-        db: "ops".into(),
-        key: b"notice".to_vec(),
-    };
-    n.replica
-        .records
-        .put(vec![Put {
-            datakey: dk,
-            held,
-            value,
-        }])
-        .unwrap();
+    plant(n, &meta, b"notice", value);
     let (view, owners) = n.replica.read("ops", b"notice", now_ms()).unwrap();
     assert!(
         view.is_none() && owners.is_empty(),
@@ -323,21 +308,7 @@ async fn the_sweep_purges_what_may_not_merge_and_refreshes_own_records() {
     let v0 = local::operator(0);
     let then = now_ms() - config().horizon_ms() / 3;
     let (meta, value, own_dk) = record(&v0, &chain, then, 1);
-    let md = Metadata::from_bytes(&meta.metadata).unwrap();
-    let held = Held {
-        owner: local::op_key(0),
-        md,
-        db: "ops".into(),
-        key: b"notice".to_vec(),
-    };
-    n.replica
-        .records
-        .put(vec![Put {
-            datakey: own_dk,
-            held,
-            value,
-        }])
-        .unwrap();
+    plant(n, &meta, b"notice", value);
 
     // No round with a peer yet: the stranger goes, the own record waits
     // (a node cut off lets its records age out rather than refresh them).
@@ -374,21 +345,28 @@ fn plant_own(n: &Node, key: &[u8], entry: stave::crdt::Entry, ts: u64) -> [u8; 3
         1,
         true,
     );
+    plant(n, &meta, key, value);
+    dk
+}
+
+/// Puts the record of `meta` for ops/`key` with `value` straight into
+/// `n`'s store, unchecked.
+fn plant(n: &Node, meta: &pb::RecordMeta, key: &[u8], value: Vec<u8>) {
     let held = Held {
-        owner: local::op_key(0),
+        owner: meta.owner.as_slice().try_into().unwrap(),
         md: Metadata::from_bytes(&meta.metadata).unwrap(),
         db: "ops".into(),
         key: key.to_vec(),
     };
+    let datakey = meta.datakey.as_slice().try_into().unwrap();
     n.replica
         .records
         .put(vec![Put {
-            datakey: dk,
+            datakey,
             held,
             value,
         }])
         .unwrap();
-    dk
 }
 
 /// Own records past a quarter horizon that show nothing: one whose

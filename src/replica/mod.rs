@@ -53,6 +53,7 @@
 pub mod accept;
 pub mod codec;
 pub mod db;
+pub mod diff;
 pub mod inventory;
 pub mod md;
 pub mod metrics;
