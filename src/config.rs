@@ -297,9 +297,6 @@ impl Config {
         if p.keep_recent > 0 && p.interval == 0 {
             return Err("pruning.interval must be positive when keep_recent is set".into());
         }
-        if self.replica.pow_base == 0 {
-            return Err("replica.pow_base must be at least 1".into());
-        }
         self.limits.validate()
     }
 

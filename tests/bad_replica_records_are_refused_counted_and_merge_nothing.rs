@@ -28,6 +28,10 @@ use tonic::{Request, Response, Status};
 
 const REFUSED: &str = "stave_replica_refused_total";
 
+/// Held by the tests that count the same refusal reason: the counters are
+/// the process's, and the tests of this file run in parallel.
+static OVERSIZE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A signed record of ("ops", "notice") by `key`.
 fn record(
     key: &ed25519_dalek::SigningKey,
@@ -66,13 +70,14 @@ async fn update(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn forged_records_are_refused_counted_and_spread_nowhere() {
+    let _counting = OVERSIZE.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let nodes = cluster(dir.path(), 3);
     let chain = nodes[1].replica.chain_id().unwrap();
     let now = now_ms();
     let v0 = local::operator(0);
     let stranger = ed25519_dalek::SigningKey::from_bytes(&[99; 32]);
-    let horizon = config().horizon_ms();
+    let horizon = replica::horizon_ms();
 
     let mut bad_sig = record(&v0, &chain, now, 1).0;
     bad_sig.metadata[50] ^= 1; // inside sig
@@ -266,6 +271,93 @@ async fn a_peer_whose_crcs_do_not_add_up_is_refused() {
     assert_eq!(nodes[0].replica.records.len(), 81, "its own records only");
 }
 
+/// A peer that serves its records honestly but streams their values in
+/// pieces that overrun: more bytes than the piece's declared size, or a
+/// declared size over 16 MiB.
+struct Overrun {
+    inner: stave::grpc::replica::ReplicaServiceImpl,
+    huge: Arc<std::sync::atomic::AtomicBool>,
+    value: Vec<u8>,
+    hash: Vec<u8>,
+}
+
+#[tonic::async_trait]
+impl ReplicaService for Overrun {
+    async fn update(
+        &self,
+        r: Request<SignedPeerRequest>,
+    ) -> Result<Response<pb::UpdateResponse>, Status> {
+        self.inner.update(r).await
+    }
+    async fn crc_diff(
+        &self,
+        r: Request<SignedPeerRequest>,
+    ) -> Result<Response<pb::CrcDiffResponse>, Status> {
+        self.inner.crc_diff(r).await
+    }
+    async fn sync(
+        &self,
+        r: Request<SignedPeerRequest>,
+    ) -> Result<Response<pb::SyncResponse>, Status> {
+        self.inner.sync(r).await
+    }
+    type GetValuesStream = tokio_stream::Iter<std::vec::IntoIter<Result<pb::ValueChunk, Status>>>;
+    async fn get_values(
+        &self,
+        _: Request<SignedPeerRequest>,
+    ) -> Result<Response<Self::GetValuesStream>, Status> {
+        let huge = self.huge.load(std::sync::atomic::Ordering::SeqCst);
+        let mut data = self.value.clone();
+        let size = if huge {
+            16 * 1024 * 1024 + 1
+        } else {
+            data.push(0); // one byte past the declared size
+            self.value.len() as u32
+        };
+        let piece = pb::ValueChunk {
+            hash: self.hash.clone(),
+            offset: 0,
+            size,
+            data,
+        };
+        Ok(Response::new(tokio_stream::iter(vec![Ok(piece)])))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streamed_values_that_overrun_their_size_are_refused() {
+    let _counting = OVERSIZE.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, mut spare) = cluster_with(dir.path(), 2, |i| i == 0, |_| config());
+    let chain = nodes[1].replica.chain_id().unwrap();
+    let (meta, value, _) = record(&local::operator(1), &chain, now_ms(), 1);
+    plant(&nodes[1], &meta, b"notice", value.clone());
+    let huge = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (_, l) = spare.pop().unwrap();
+    serve(
+        l,
+        Overrun {
+            inner: stave::grpc::replica::ReplicaServiceImpl::new(nodes[1].replica.clone()),
+            huge: huge.clone(),
+            hash: Metadata::from_bytes(&meta.metadata).unwrap().hash.to_vec(),
+            value,
+        },
+    );
+    for declared_huge in [false, true] {
+        huge.store(declared_huge, std::sync::atomic::Ordering::SeqCst);
+        let before = metric(REFUSED, "oversize");
+        nodes[0].round().await;
+        assert_eq!(
+            metric(REFUSED, "oversize"),
+            before + 1,
+            "huge: {declared_huge}"
+        );
+        assert!(nodes[0].replica.records.is_empty(), "nothing kept");
+        let (view, _) = nodes[0].replica.read("ops", b"notice", now_ms()).unwrap();
+        assert!(view.is_none());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_peer_flooding_updates_is_rate_limited() {
     let dir = tempfile::tempdir().unwrap();
@@ -306,7 +398,7 @@ async fn the_sweep_purges_what_may_not_merge_and_refreshes_own_records() {
 
     // An own record signed long ago (a third of the horizon): due.
     let v0 = local::operator(0);
-    let then = now_ms() - config().horizon_ms() / 3;
+    let then = now_ms() - replica::horizon_ms() / 3;
     let (meta, value, own_dk) = record(&v0, &chain, then, 1);
     plant(n, &meta, b"notice", value);
 
@@ -379,7 +471,7 @@ async fn own_records_that_show_nothing_age_out_or_are_stored_empty() {
     let dir = tempfile::tempdir().unwrap();
     let nodes = cluster(dir.path(), 2);
     let n = &nodes[0];
-    let h = config().horizon_ms();
+    let h = replica::horizon_ms();
     let now = now_ms();
     let me = local::op_key(0);
     let then = now - h / 3;
@@ -416,6 +508,44 @@ async fn own_records_that_show_nothing_age_out_or_are_stored_empty() {
     nodes[1].round().await;
     let at_peer = nodes[1].replica.records.get(&ancient).unwrap().unwrap();
     assert_eq!(at_peer.md, a.md);
+}
+
+/// More due own records that show nothing than one sweep re-signs
+/// ([`stave::replica::own::MAX_REFRESH`]) sit before a live one in datakey order: they do
+/// not use up the sweep, and the live record is re-signed before it
+/// could age out.
+#[tokio::test(flavor = "multi_thread")]
+async fn skipped_own_records_do_not_keep_a_live_one_from_its_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = cluster(dir.path(), 2);
+    let n = &nodes[0];
+    let then = now_ms() - replica::horizon_ms() / 3;
+    let me = local::op_key(0);
+    let mut keys: Vec<Vec<u8>> = (0..stave::replica::own::MAX_REFRESH + 45)
+        .map(|i| format!("k{i}").into_bytes())
+        .collect();
+    keys.sort_by_key(|k| datakey(&me, "ops", k));
+    let (live_key, skipped) = keys.split_last().unwrap();
+    for key in skipped {
+        let mut e = stave::crdt::Entry::default();
+        e.set(stave::crdt::Stamp::new(then - 1, me), b"x".to_vec(), None);
+        e.del(stave::crdt::Stamp::new(then, me));
+        plant_own(n, key, e, then);
+    }
+    let mut e = stave::crdt::Entry::default();
+    e.set(stave::crdt::Stamp::new(then, me), b"live".to_vec(), None);
+    let live = plant_own(n, live_key, e, then);
+    n.round().await;
+
+    let swept = n.replica.sweep().unwrap();
+    assert_eq!((swept.purged, swept.refreshed), (0, 1));
+    let r = n.replica.records.get(&live).unwrap().unwrap();
+    assert!(
+        r.md.ts > then + 1_000,
+        "the live record, last in order, is re-signed"
+    );
+    let first = datakey(&me, "ops", &skipped[0]);
+    assert_eq!(n.replica.records.get(&first).unwrap().unwrap().md.ts, then);
 }
 
 /// A record whose value holds a stamp later than its `ts` (it would

@@ -10,8 +10,8 @@
 //! 3. A forged record sent to node 1 (a bad signature, and a record of a
 //!    non-validator) is refused, counted, and spreads nowhere.
 //!
-//! The localnet's `[replica]` uses the low proof-of-work base and 2 s
-//! rounds (testnet/testnet). Base port 44000. Adds about 90 s to CI.
+//! The localnet uses the low proof-of-work base (genesis
+//! `params.replica`, testnet/params.json) and 2 s rounds (testnet/testnet). Base port 44000. Adds about 90 s to CI.
 
 mod common;
 #[path = "common/replica.rs"]

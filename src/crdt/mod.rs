@@ -1,8 +1,8 @@
 //! CRDT databases (CAD037, `001_5d0a1075981af6be.txt`): typed key-value
 //! entries whose replicas merge without coordination. This module is the
 //! pure part: the entry state, its merge, what a reader sees, and the
-//! local writes. Replication (signed per-owner records, anti-entropy) will
-//! sit above it; it is not built yet.
+//! local writes. Replication (signed per-owner records, anti-entropy)
+//! sits above it, in `crate::replica`.
 //!
 //! # The lattice
 //!

@@ -227,8 +227,9 @@ impl Entry {
     /// no state holding an element older than the horizon is merged in
     /// afterwards, unless it also holds what removed it: replication must
     /// refuse such state, and a replica cut off for longer than the
-    /// horizon must copy its peers afresh. The refusal belongs to the
-    /// replication layer (issue 26 item 3), which is not built yet.
+    /// horizon must copy its peers afresh. `crate::replica` makes that
+    /// refusal: a record whose timestamp is older than the horizon is
+    /// refused before it is merged.
     pub fn collect(&mut self, now_ms: u64, horizon_ms: u64) -> bool {
         let [h, s, z, c] = self.part_resets();
         self.hash.prune(h);

@@ -180,14 +180,14 @@ impl Entry {
         (!empty).then_some(v)
     }
 
-    /// The resets of each part: the newest write of any other part. An
-    /// element at or below its part's reset can never show again.
     /// The newest write of any part but the whole-value register: a
     /// register at or below it can never be the current life.
     pub(super) fn whole_reset(&self) -> Option<Stamp> {
         newest_except(&self.heads(), Kind::Whole)
     }
 
+    /// The resets of each part: the newest write of any other part. An
+    /// element at or below its part's reset can never show again.
     pub(super) fn part_resets(&self) -> [Option<Stamp>; 4] {
         let heads = self.heads();
         [Kind::Hash, Kind::Set, Kind::ZSet, Kind::Counter].map(|k| newest_except(&heads, k))

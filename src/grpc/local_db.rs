@@ -138,14 +138,15 @@ impl LocalDbService for LocalDbServiceImpl {
         _request: Request<pb::ReplicasRequest>,
     ) -> Result<Response<pb::ReplicasResponse>, Status> {
         self.run(|r| {
-            let (records, stored_bytes) = r.records.footprint()?;
+            let (records, stored_bytes) = r.records.footprint();
+            let params = r.params()?;
             Ok(pb::ReplicasResponse {
                 peers: r.stats.to_pb(),
                 records,
                 own_records: r.own_count(),
                 stored_bytes,
-                pow_base: r.config.pow_base,
-                horizon_ms: r.config.horizon_ms(),
+                pow_base: params.pow_base,
+                horizon_ms: params.horizon_ms(),
                 root_crc: r.records.summary(&[]).crc,
             })
         })

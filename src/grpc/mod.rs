@@ -201,7 +201,6 @@ pub async fn serve_client(
                 .max_decoding_message_size(MAX_QUERY_BYTES),
             limits.request_timeout(),
         ))
-        // Upload and Download have their own idle timeouts and minimum rates
         .add_optional_service(api.replica.map(|replica| {
             timed::Timed::new(
                 ReplicaQueryServiceServer::new(local_db::LocalDbServiceImpl { replica })
@@ -209,6 +208,7 @@ pub async fn serve_client(
                 limits.request_timeout(),
             )
         }))
+        // Upload and Download have their own idle timeouts and minimum rates
         .add_optional_service(api.content.map(|(pipeline, access)| {
             timed::Timed::new(
                 ContentServiceServer::new(content::ContentServiceImpl { pipeline, access })

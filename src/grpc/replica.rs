@@ -19,12 +19,13 @@ use tonic::{Request, Response, Status};
 
 use crate::local::node::active_validator;
 use crate::local::peer_auth::{check, now_ms, PeerError};
-use crate::local::peer_client::IDLE;
+use crate::local::peer_client::{deadline, IDLE};
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::replica_service_server::ReplicaService;
 use crate::proto::peer::SignedPeerRequest;
 use crate::proto::replica as pb;
 use crate::replica::accept::{check_meta, Refusal};
+use crate::replica::store::Summary;
 use crate::replica::Replica;
 
 /// The largest request the service decodes.
@@ -48,11 +49,52 @@ pub const PIECE: usize = 1 << 20;
 
 /// GetValues streams served at once (each holds a blocking thread).
 pub const MAX_VALUE_STREAMS: usize = 8;
+/// GetValues streams served to one peer at once.
+pub const MAX_VALUE_STREAMS_PER_PEER: usize = 2;
+
+/// The streams each peer holds; a [`Slot`] gives its place back on drop.
+#[derive(Default)]
+struct Slots(parking_lot::Mutex<BTreeMap<[u8; 32], usize>>);
+
+struct Slot {
+    slots: Arc<Slots>,
+    who: [u8; 32],
+}
+
+impl Slots {
+    fn take(self: &Arc<Self>, who: [u8; 32]) -> Option<Slot> {
+        let mut m = self.0.lock();
+        let n = m.entry(who).or_default();
+        if *n >= MAX_VALUE_STREAMS_PER_PEER {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            slots: self.clone(),
+            who,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut m = self.slots.0.lock();
+        if let Some(n) = m.get_mut(&self.who) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.remove(&self.who);
+            }
+        }
+    }
+}
 
 pub struct ReplicaServiceImpl {
     replica: Arc<Replica>,
     updates: Arc<DefaultKeyedRateLimiter<[u8; 32]>>,
+    /// CrcDiff and Sync calls, per peer.
+    rounds: Arc<DefaultKeyedRateLimiter<[u8; 32]>>,
     streams: Arc<tokio::sync::Semaphore>,
+    per_peer: Arc<Slots>,
 }
 
 impl ReplicaServiceImpl {
@@ -61,10 +103,14 @@ impl ReplicaServiceImpl {
         let c = &replica.config;
         let quota = Quota::per_second(NonZeroU32::new(c.update_per_sec).unwrap_or(one))
             .allow_burst(NonZeroU32::new(c.update_burst).unwrap_or(one));
+        let rounds = Quota::per_second(NonZeroU32::new(c.round_calls_per_sec).unwrap_or(one))
+            .allow_burst(NonZeroU32::new(c.round_calls_burst).unwrap_or(one));
         ReplicaServiceImpl {
             replica,
             updates: Arc::new(RateLimiter::keyed(quota)),
+            rounds: Arc::new(RateLimiter::keyed(rounds)),
             streams: Arc::new(tokio::sync::Semaphore::new(MAX_VALUE_STREAMS)),
+            per_peer: Arc::default(),
         }
     }
 }
@@ -116,7 +162,9 @@ fn update(r: &Replica, who: [u8; 32], u: pb::ReplicaUpdate) -> Result<pb::Update
         .validators()
         .map_err(|e| Status::internal(e.to_string()))?
         .current;
-    let ctx = r.ctx(&chain_id, &current, now_ms());
+    let ctx = r
+        .ctx(&chain_id, &current, now_ms())
+        .map_err(|e| Status::internal(e.to_string()))?;
     let mut resp = pb::UpdateResponse::default();
     for m in &u.records {
         match check_meta(m, &ctx) {
@@ -129,7 +177,12 @@ fn update(r: &Replica, who: [u8; 32], u: pb::ReplicaUpdate) -> Result<pb::Update
                     .records
                     .get(&c.datakey)
                     .map_err(|e| Status::internal(e.to_string()))?;
-                if held.is_some_and(|h| !c.md.newer_than(&h.md)) {
+                if held.as_ref().is_some_and(|h| h.owner != c.owner) {
+                    // the held record's datakey is its owner's: this one
+                    // cannot be
+                    Refusal::Mismatch.count();
+                    resp.refused += 1;
+                } else if held.is_some_and(|h| !c.md.newer_than(&h.md)) {
                     resp.known += 1;
                 } else {
                     resp.accepted += 1;
@@ -155,27 +208,33 @@ fn crc_diff(r: &Replica, q: pb::ReplicaCrcDiff) -> Result<pb::CrcDiffResponse, S
     let mut answers = Vec::with_capacity(q.queries.len());
     for query in q.queries {
         prefix_ok(&query.prefix)?;
-        let s = r.records.summary(&query.prefix);
+        let theirs = Summary {
+            crc: query.crc,
+            count: query.count,
+        };
+        let (s, kids) = r.records.crc_answer(&query.prefix, theirs);
         let mut a = pb::CrcAnswer {
             prefix: query.prefix,
             crc: s.crc,
             count: s.count,
             ..Default::default()
         };
-        if (s.crc, s.count) != (query.crc, query.count) {
-            for (i, c) in r.records.children(&a.prefix) {
-                a.child_index.push(u32::from(i));
-                a.child_crc.push(c.crc);
-                a.child_count.push(c.count);
-            }
+        for (i, c) in kids {
+            a.child_index.push(u32::from(i));
+            a.child_crc.push(c.crc);
+            a.child_count.push(c.count);
         }
         answers.push(a);
     }
     Ok(pb::CrcDiffResponse { answers })
 }
 
-/// One prefix's page, at most `budget` records scanned.
-fn sync_page(r: &Replica, q: pb::SyncPrefix, budget: usize) -> Result<pb::SyncPage, Status> {
+/// One prefix's page, at most `budget` records scanned, and how many were.
+fn sync_page(
+    r: &Replica,
+    q: pb::SyncPrefix,
+    budget: usize,
+) -> Result<(pb::SyncPage, usize), Status> {
     prefix_ok(&q.prefix)?;
     if q.have.len() > MAX_HAVE {
         return Err(bad(format!(
@@ -201,6 +260,7 @@ fn sync_page(r: &Replica, q: pb::SyncPrefix, budget: usize) -> Result<pb::SyncPa
         .records
         .scan(&q.prefix, after.as_ref(), budget)
         .map_err(|e| Status::internal(e.to_string()))?;
+    let scanned = rows.len();
     let next_after = match (more, rows.last()) {
         (true, Some((dk, _))) => dk.to_vec(),
         _ => Vec::new(),
@@ -214,11 +274,12 @@ fn sync_page(r: &Replica, q: pb::SyncPrefix, budget: usize) -> Result<pb::SyncPa
             metadata: h.md.to_bytes().to_vec(),
         })
         .collect();
-    Ok(pb::SyncPage {
+    let page = pb::SyncPage {
         prefix: q.prefix,
         records,
         next_after,
-    })
+    };
+    Ok((page, scanned))
 }
 
 fn sync(r: &Replica, q: pb::ReplicaSync) -> Result<pb::SyncResponse, Status> {
@@ -234,16 +295,19 @@ fn sync(r: &Replica, q: pb::ReplicaSync) -> Result<pb::SyncResponse, Status> {
         if left == 0 {
             break;
         }
-        let page = sync_page(r, p, left)?;
-        // the rows scanned count, listed or not, so a call's work is bounded
-        left = left.saturating_sub(page.records.len().max(1));
+        let (page, scanned) = sync_page(r, p, left)?;
+        // the rows scanned count, answered or not, so a call's work is
+        // bounded (an empty prefix counts one)
+        left = left.saturating_sub(scanned.max(1));
         pages.push(page);
     }
     Ok(pb::SyncResponse { pages })
 }
 
 /// Streams the values of `hashes` this node holds, in pieces, until they
-/// end, the reader goes, or a piece waits [`IDLE`] for the reader.
+/// end, the reader goes, a piece waits [`IDLE`] for the reader, or the
+/// reader falls below the minimum rate ([`deadline`] of what was sent): a
+/// slow reader cannot hold a stream slot for long.
 fn send_values(
     r: Arc<Replica>,
     who: [u8; 32],
@@ -252,6 +316,7 @@ fn send_values(
     rt: tokio::runtime::Handle,
 ) {
     let mut sent = 0u64;
+    let started = std::time::Instant::now();
     for h in hashes {
         let value = match r.records.value(&h) {
             Ok(Some(v)) => v,
@@ -279,12 +344,35 @@ fn send_values(
             if rt.block_on(tx.send_timeout(Ok(c), IDLE)).is_err() {
                 return;
             }
+            if started.elapsed() > deadline(sent) {
+                let slow = Status::deadline_exceeded("reading below the minimum rate");
+                let _ = rt.block_on(tx.send_timeout(Err(slow), IDLE));
+                return;
+            }
             offset = end;
             if offset >= value.len() {
                 break;
             }
         }
     }
+}
+
+/// Refuses (`RESOURCE_EXHAUSTED`, counted as `reason="rate"`) a call of
+/// `what` past `who`'s rate.
+fn limited(
+    limiter: &DefaultKeyedRateLimiter<[u8; 32]>,
+    r: &Replica,
+    who: [u8; 32],
+    what: &str,
+) -> Result<(), Status> {
+    if limiter.check_key(&who).is_ok() {
+        return Ok(());
+    }
+    Refusal::Rate.count();
+    r.stats.with(who, |s| s.refused += 1);
+    Err(Status::resource_exhausted(format!(
+        "too many {what} calls from this peer; slow down"
+    )))
 }
 
 async fn blocking<T: Send + 'static>(
@@ -325,11 +413,7 @@ impl ReplicaService for ReplicaServiceImpl {
             let Body::ReplicaUpdate(u) = body else {
                 return Err(bad("Update carries another body"));
             };
-            if limiter.check_key(&who).is_err() {
-                Refusal::Rate.count();
-                r.stats.with(who, |s| s.refused += 1);
-                return Err(Status::resource_exhausted("too many UPDATEs; slow down"));
-            }
+            limited(&limiter, r, who, "UPDATE")?;
             update(r, who, u)
         })
         .await
@@ -339,9 +423,13 @@ impl ReplicaService for ReplicaServiceImpl {
         &self,
         request: Request<SignedPeerRequest>,
     ) -> Result<Response<pb::CrcDiffResponse>, Status> {
-        self.unary(request.into_inner(), |r, _, body| match body {
-            Body::ReplicaCrcDiff(q) => crc_diff(r, q),
-            _ => Err(bad("CrcDiff carries another body")),
+        let limiter = self.rounds.clone();
+        self.unary(request.into_inner(), move |r, who, body| {
+            let Body::ReplicaCrcDiff(q) = body else {
+                return Err(bad("CrcDiff carries another body"));
+            };
+            limited(&limiter, r, who, "CrcDiff")?;
+            crc_diff(r, q)
         })
         .await
     }
@@ -350,9 +438,13 @@ impl ReplicaService for ReplicaServiceImpl {
         &self,
         request: Request<SignedPeerRequest>,
     ) -> Result<Response<pb::SyncResponse>, Status> {
-        self.unary(request.into_inner(), |r, _, body| match body {
-            Body::ReplicaSync(q) => sync(r, q),
-            _ => Err(bad("Sync carries another body")),
+        let limiter = self.rounds.clone();
+        self.unary(request.into_inner(), move |r, who, body| {
+            let Body::ReplicaSync(q) = body else {
+                return Err(bad("Sync carries another body"));
+            };
+            limited(&limiter, r, who, "Sync")?;
+            sync(r, q)
         })
         .await
     }
@@ -386,6 +478,11 @@ impl ReplicaService for ReplicaServiceImpl {
             Ok((who, hashes))
         })
         .await?;
+        let slot = self.per_peer.take(who).ok_or_else(|| {
+            Status::resource_exhausted(format!(
+                "{MAX_VALUE_STREAMS_PER_PEER} value streams open from this peer; retry later"
+            ))
+        })?;
         let permit = self
             .streams
             .clone()
@@ -394,7 +491,7 @@ impl ReplicaService for ReplicaServiceImpl {
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let (r, rt) = (self.replica.clone(), tokio::runtime::Handle::current());
         tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+            let _held = (permit, slot);
             send_values(r, who, hashes, tx, rt)
         });
         Ok(Response::new(ReceiverStream::new(rx)))

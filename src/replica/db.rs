@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::accept::within_horizon;
 use super::codec::{check_db, check_key, datakey, RecordValue};
 use super::{Replica, ReplicaError};
 use crate::crdt::{Entry, Stamp, View, WrongType};
@@ -149,14 +150,18 @@ pub(super) struct Working {
 }
 
 impl Replica {
-    /// The entries of (db, key) held for each of `owners` (a value that
-    /// does not decode is skipped: it was checked when kept).
+    /// The entries of (db, key) held for each of `owners` that may still
+    /// merge at `now` (a record past the horizon or its TTL waits for the
+    /// sweep to purge it, and merges nothing meanwhile; a value that does
+    /// not decode is skipped: it was checked when kept).
     pub(super) fn entries(
         &self,
         db: &str,
         key: &[u8],
         owners: &BTreeSet<[u8; 32]>,
+        now: u64,
     ) -> Result<BTreeMap<[u8; 32], Entry>, ReplicaError> {
+        let horizon = self.params()?.horizon_ms();
         let mut out = BTreeMap::new();
         for o in self.records.owners_of(db, key)? {
             if !owners.contains(&o) {
@@ -165,6 +170,9 @@ impl Replica {
             let Some(held) = self.records.get(&datakey(&o, db, key))? else {
                 continue;
             };
+            if !within_horizon(held.md.ts, now, horizon) || held.md.expires_at() <= now {
+                continue;
+            }
             let Some(raw) = self.records.value(&held.md.hash)? else {
                 continue;
             };
@@ -185,7 +193,7 @@ impl Replica {
         current: &BTreeSet<[u8; 32]>,
     ) -> Result<Working, ReplicaError> {
         let me = self.me();
-        let mut entries = self.entries(db, key, current)?;
+        let mut entries = self.entries(db, key, current, now_ms())?;
         let own = entries.remove(&me).unwrap_or_default();
         let merged = entries.values().fold(own.clone(), |acc, e| acc.merge(e));
         let signed = self
@@ -213,11 +221,12 @@ impl Replica {
                 ops.len()
             )));
         }
-        let current = self.validators()?.current;
+        let v = self.validators()?;
         let me = self.me();
-        if !current.contains(&me) {
+        if !v.me_active {
             return Err(ReplicaError::NotValidator(hex::encode(me)));
         }
+        let current = v.current;
         let _one = self.own.lock();
         let mut keys: BTreeMap<(String, Vec<u8>), Working> = BTreeMap::new();
         let mut outcomes = Vec::with_capacity(ops.len());
@@ -251,7 +260,7 @@ impl Replica {
         check_db(db)?;
         check_key(key)?;
         let current = self.validators()?.current;
-        let entries = self.entries(db, key, &current)?;
+        let entries = self.entries(db, key, &current, now_ms)?;
         let merged = entries
             .values()
             .fold(Entry::default(), |acc, e| acc.merge(e));

@@ -48,7 +48,7 @@ impl Replica {
         key: &[u8],
         now: u64,
     ) -> Result<Option<Visible>, ReplicaError> {
-        let e = self.entries(DB, key, &BTreeSet::from([*owner]))?;
+        let e = self.entries(DB, key, &BTreeSet::from([*owner]), now)?;
         Ok(e.get(owner).and_then(|e| e.read(now)).map(|v| v.value))
     }
 

@@ -17,8 +17,9 @@ pub struct ReplicaMetrics {
     /// Records purged: owner no longer a validator, aged past the horizon,
     /// or TTL ended.
     pub purged: IntCounter,
-    /// Content fetches by the reconciler, by whether the first peer asked
-    /// announced the content (`announced`, `unannounced`).
+    /// Content fetches by the reconciler that succeeded, by whether the
+    /// peer that served them announced the content (`announced`,
+    /// `unannounced`).
     pub fetch_source: IntCounterVec,
 }
 
@@ -62,7 +63,7 @@ pub fn register(registry: &Registry) -> Result<ReplicaMetrics, prometheus::Error
         )?,
         fetch_source: vec(
             "content_fetch_source_total",
-            "Reconciler content fetches, by whether the first peer asked announced the content",
+            "Reconciler content fetches that succeeded, by whether the peer that served them announced the content",
             "source",
         )?,
     })

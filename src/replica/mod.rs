@@ -52,12 +52,14 @@
 
 pub mod accept;
 pub mod codec;
+pub mod crc_index;
 pub mod db;
 pub mod diff;
 pub mod inventory;
 pub mod md;
 pub mod metrics;
 pub mod own;
+pub mod params;
 pub mod pow;
 pub mod queues;
 pub mod run;
@@ -71,6 +73,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::keyspaces::params::ParamsRead;
 use crate::keyspaces::validators::{query::listed, ValidatorStatus};
 use crate::local::peer_client::PeerTarget;
 use crate::local::{LocalError, LocalStore};
@@ -80,15 +83,12 @@ use crate::store::ChainStore;
 /// sets it): one, so a record's work is only `size × ttl` hashes.
 pub const LOCALNET_POW_BASE: u64 = 1;
 
-/// `[replica]` in `stave.toml`. `pow_base` and `horizon_hours` are network
-/// settings: every validator of a network must use the same.
+/// `[replica]` in `stave.toml`: this node's pace and limits. What every
+/// validator must share (the proof-of-work base, the horizon) is genesis
+/// params ([`params::ReplicaParams`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReplicaConfig {
-    /// UEP-20's difficulty base (UEP-20 fixes it at 1,000,000).
-    pub pow_base: u64,
-    /// Records stamped earlier than this are refused (hours).
-    pub horizon_hours: u64,
     /// Milliseconds between anti-entropy rounds with every peer.
     pub sync_interval_ms: u64,
     /// Milliseconds between UPDATE batches.
@@ -96,6 +96,11 @@ pub struct ReplicaConfig {
     /// UPDATE requests a peer may send per second, and in a burst.
     pub update_per_sec: u32,
     pub update_burst: u32,
+    /// CrcDiff and Sync requests a peer may send per second, and in a
+    /// burst: a round makes one CrcDiff per 64 differing prefixes and one
+    /// Sync per 1,000 records it pulls.
+    pub round_calls_per_sec: u32,
+    pub round_calls_burst: u32,
     /// Seconds between content-inventory publications (at most).
     pub inventory_interval_secs: u64,
     /// The most records, and metadata and value bytes, one validator's
@@ -108,28 +113,16 @@ pub struct ReplicaConfig {
 impl Default for ReplicaConfig {
     fn default() -> Self {
         ReplicaConfig {
-            pow_base: 1_000_000,
-            horizon_hours: 7 * 24,
             sync_interval_ms: 10_000,
             push_interval_ms: 200,
             update_per_sec: 20,
             update_burst: 40,
+            round_calls_per_sec: 100,
+            round_calls_burst: 200,
             inventory_interval_secs: 30,
             max_records_per_owner: 1_000_000,
             max_bytes_per_owner: 2 << 30,
         }
-    }
-}
-
-impl ReplicaConfig {
-    pub fn horizon_ms(&self) -> u64 {
-        self.horizon_hours.saturating_mul(3_600_000).max(3_600_000)
-    }
-    /// The TTL own records carry (days): the horizon, rounded up.
-    pub fn ttl_days(&self) -> u32 {
-        self.horizon_hours
-            .div_ceil(24)
-            .clamp(1, u64::from(u32::MAX)) as u32
     }
 }
 
@@ -143,7 +136,7 @@ pub enum ReplicaError {
     #[error("invalid argument: {0}")]
     Invalid(String),
     #[error(
-        "this node ({0}) is not an ACTIVE or UNBONDING validator: its records would be refused"
+        "this node ({0}) is not an ACTIVE validator: its peers would refuse its records, or never ask for them"
     )]
     NotValidator(String),
 }
@@ -166,6 +159,9 @@ pub struct Validators {
     pub current: BTreeSet<[u8; 32]>,
     /// ACTIVE validators but this one: whom to sync with.
     pub peers: Vec<PeerTarget>,
+    /// Whether this node is ACTIVE (only an ACTIVE validator's records
+    /// travel: its peers talk to ACTIVE validators only).
+    pub me_active: bool,
 }
 
 /// One node's replication: its records, keys, settings and queues.
@@ -180,6 +176,11 @@ pub struct Replica {
     pub queues: queues::Queues,
     /// When a round with a peer last succeeded (Unix ms, 0 for never).
     last_round_ms: std::sync::atomic::AtomicU64,
+    /// The last own record a sweep looked at: the next sweep goes on
+    /// after it, so records it skipped cannot keep others from their turn.
+    refresh_after: parking_lot::Mutex<[u8; 32]>,
+    /// The genesis params, once read.
+    params: std::sync::OnceLock<params::ReplicaParams>,
 }
 
 impl Replica {
@@ -208,6 +209,8 @@ impl Replica {
             stats: stats::Stats::default(),
             queues: queues::Queues::default(),
             last_round_ms: std::sync::atomic::AtomicU64::new(0),
+            refresh_after: parking_lot::Mutex::new([0; 32]),
+            params: std::sync::OnceLock::new(),
         };
         Ok(Arc::new(r))
     }
@@ -227,6 +230,9 @@ impl Replica {
         let mut v = Validators::default();
         for (op, status, rec) in listed(&self.chain.view()).map_err(chain_err)? {
             v.current.insert(op);
+            if status == ValidatorStatus::Active && op == me {
+                v.me_active = true;
+            }
             if status == ValidatorStatus::Active && op != me {
                 v.peers.push(PeerTarget {
                     operator: op,
@@ -237,20 +243,37 @@ impl Replica {
         Ok(v)
     }
 
+    /// The network's replica params, from the chain's genesis params
+    /// (read once: they never change).
+    pub fn params(&self) -> Result<params::ReplicaParams, ReplicaError> {
+        if let Some(p) = self.params.get() {
+            return Ok(*p);
+        }
+        let p = self
+            .chain
+            .view()
+            .params()
+            .map_err(chain_err)?
+            .ok_or_else(|| ReplicaError::Chain("no genesis params yet".into()))?
+            .replica;
+        Ok(*self.params.get_or_init(|| p))
+    }
+
     /// The checks' context at `now_ms`.
     pub fn ctx<'a>(
         &self,
         chain_id: &'a str,
         current: &'a BTreeSet<[u8; 32]>,
         now_ms: u64,
-    ) -> accept::Ctx<'a> {
-        accept::Ctx {
+    ) -> Result<accept::Ctx<'a>, ReplicaError> {
+        let p = self.params()?;
+        Ok(accept::Ctx {
             chain_id,
             now_ms,
-            horizon_ms: self.config.horizon_ms(),
-            pow_base: self.config.pow_base,
+            horizon_ms: p.horizon_ms(),
+            pow_base: p.pow_base,
             current,
-        }
+        })
     }
 
     /// Notes a round with a peer that succeeded at `now_ms`.

@@ -10,6 +10,7 @@ use super::accept::{within_horizon, Checked, MAX_VALUE_BYTES};
 use super::codec::RecordValue;
 use super::db::Working;
 use super::md::{Metadata, FLAG_PLAIN};
+use super::params::ReplicaParams;
 use super::store::{Held, Put};
 use super::{pow, Replica, ReplicaError};
 use crate::crdt::Entry;
@@ -18,6 +19,10 @@ use crate::local::peer_auth::now_ms;
 /// The most own records one sweep re-signs (each costs a proof of work
 /// and a signature); the rest wait for the next sweep.
 pub const MAX_REFRESH: usize = 256;
+
+/// The most due own records one sweep looks at: those that show nothing
+/// are skipped (they age out), and do not count against [`MAX_REFRESH`].
+pub const MAX_LOOK: usize = 4_096;
 
 /// What one sweep did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -38,8 +43,15 @@ impl Replica {
         self.records.usage(&self.me()).records
     }
 
-    /// Metadata for `value` at `ts`: TTL from `ts`, work solved, signed.
-    fn seal(&self, chain_id: &str, datakey: &[u8; 32], value: &[u8], ts: u64) -> Metadata {
+    /// Metadata for `value` at `ts`: TTL from `ts`, work solved for `p`,
+    /// signed.
+    fn seal(
+        &self,
+        (chain_id, p): (&str, &ReplicaParams),
+        datakey: &[u8; 32],
+        value: &[u8],
+        ts: u64,
+    ) -> Metadata {
         let mut md = Metadata {
             ts,
             flags: FLAG_PLAIN,
@@ -47,11 +59,11 @@ impl Replica {
             hash: Sha256::digest(value).into(),
             sig: [0; 64],
             ttl_begin: ts,
-            ttl: self.config.ttl_days(),
+            ttl: p.ttl_days(),
             pow_nonce: 0,
         };
         // Work is always found: the expected tries are the divisor.
-        pow::solve(&mut md, self.config.pow_base, rand::random(), u64::MAX);
+        pow::solve(&mut md, p.pow_base, rand::random(), u64::MAX);
         md.sign(&self.operator, chain_id, datakey);
         md
     }
@@ -66,8 +78,9 @@ impl Replica {
         keys: BTreeMap<(String, Vec<u8>), Working>,
     ) -> Result<usize, ReplicaError> {
         let chain_id = self.chain_id()?;
+        let params = self.params()?;
         let me = self.me();
-        let horizon = self.config.horizon_ms();
+        let horizon = params.horizon_ms();
         let mut values = Vec::new();
         for ((db, key), w) in keys {
             let ts = w.last;
@@ -91,7 +104,7 @@ impl Replica {
             .into_par_iter()
             .map(|(v, bytes, ts)| {
                 let dk = v.datakey();
-                let md = self.seal(&chain_id, &dk, &bytes, ts);
+                let md = self.seal((&chain_id, &params), &dk, &bytes, ts);
                 Put {
                     datakey: dk,
                     held: Held {
@@ -137,28 +150,41 @@ impl Replica {
     /// unless a round with a peer succeeded within the last quarter
     /// horizon (or there are no peers): a node cut off knows nothing of
     /// others' removals, so its records must age out rather than outlive
-    /// them. Cheap when nothing is due; run every minute, off the worker's
-    /// loop.
+    /// them. Due records are looked at in datakey order from where the
+    /// last sweep stopped, wrapping round. It reads every record's metadata
+    /// (a page at a time); run every minute, off the worker's loop.
     pub fn sweep(&self) -> Result<Swept, ReplicaError> {
         let now = now_ms();
         let me = self.me();
-        let horizon = self.config.horizon_ms();
+        let horizon = self.params()?.horizon_ms();
         let v = self.validators()?;
         let listed = v.current.contains(&me);
         let mut out = Swept::default();
         let mut purge = Vec::new();
-        let mut due = Vec::new();
+        let cursor = *self.refresh_after.lock();
+        let (mut later, mut earlier) = (Vec::new(), Vec::new());
         self.records.for_each(|dk, h| {
             let stale = !within_horizon(h.md.ts, now, horizon) || h.md.expires_at() <= now;
             if stale || (listed && !v.current.contains(&h.owner)) {
                 purge.push(dk);
-            } else if h.owner == me
-                && !within_horizon(h.md.ts, now, horizon / 4)
-                && due.len() < MAX_REFRESH
-            {
-                due.push((h.db.clone(), h.key.clone()));
+            } else if h.owner == me && !within_horizon(h.md.ts, now, horizon / 4) {
+                let side = if dk > cursor {
+                    &mut later
+                } else {
+                    &mut earlier
+                };
+                if side.len() < MAX_LOOK {
+                    side.push(Due {
+                        dk,
+                        db: h.db.clone(),
+                        key: h.key.clone(),
+                    });
+                }
             }
         })?;
+        let mut due = later;
+        due.extend(earlier);
+        due.truncate(MAX_LOOK);
         out.purged = self.records.remove(&purge)?;
         crate::metrics::metrics()
             .replica
@@ -167,38 +193,53 @@ impl Replica {
         let synced = v.peers.is_empty() || within_horizon(self.last_round_ms(), now, horizon / 4);
         out.held_back = if synced { 0 } else { due.len() };
         if !due.is_empty() && listed && synced {
-            out.refreshed = self.refresh(due, now, &v.current)?;
+            let (n, last) = self.refresh(due, now, &v.current)?;
+            out.refreshed = n;
+            *self.refresh_after.lock() = last;
         }
         self.publish_count();
         Ok(out)
     }
 
-    /// Re-signs the records of `due` worth keeping at `now` (or one past
-    /// their stamp).
+    /// Re-signs, in order, the records of `due` worth keeping at `now` (or
+    /// one past their stamp), up to [`MAX_REFRESH`] of them; returns how
+    /// many, and the datakey of the last one looked at.
     fn refresh(
         &self,
-        due: Vec<(String, Vec<u8>)>,
+        due: Vec<Due>,
         now: u64,
         current: &std::collections::BTreeSet<[u8; 32]>,
-    ) -> Result<usize, ReplicaError> {
-        let horizon = self.config.horizon_ms();
+    ) -> Result<(usize, [u8; 32]), ReplicaError> {
+        let horizon = self.params()?.horizon_ms();
         let _one = self.own.lock();
         let mut keys = BTreeMap::new();
-        for (db, key) in due {
-            let mut w = self.working(&db, &key, current)?;
+        let mut last = [0; 32];
+        for d in due {
+            if keys.len() >= MAX_REFRESH {
+                break;
+            }
+            last = d.dk;
+            let mut w = self.working(&d.db, &d.key, current)?;
             let after = settled(w.own.clone(), &w.merged, now, horizon);
             let shows = w.merged.read(now).is_some();
             if after == w.own && !(shows && after != Entry::default()) {
                 continue; // nothing to keep alive, nothing to neutralise
             }
             w.last = now.max(w.last.saturating_add(1));
-            keys.insert((db, key), w);
+            keys.insert((d.db, d.key), w);
         }
         if keys.is_empty() {
-            return Ok(0);
+            return Ok((0, last));
         }
-        self.seal_and_store(keys)
+        Ok((self.seal_and_store(keys)?, last))
     }
+}
+
+/// An own record due for re-signing.
+struct Due {
+    dk: [u8; 32],
+    db: String,
+    key: Vec<u8>,
 }
 
 /// An own record as it is signed at `ts`: what others superseded

@@ -6,9 +6,9 @@
 //! valid      ⇔ work < pow_target   (both as 256-bit big-endian integers)
 //! ```
 //!
-//! UEP-20 fixes `base` at 1,000,000; here it is the node setting
-//! `[replica] pow_base` (default 1,000,000), the same on every validator
-//! of a network. Tests and the localnet use a low base
+//! UEP-20 fixes `base` at 1,000,000; here it is the genesis param
+//! `params.replica.pow_base` (default 1,000,000), so the same on every
+//! validator of a network. Tests and the localnet use a low base
 //! ([`super::LOCALNET_POW_BASE`]). The division is integer division, done
 //! exactly on 256 bits: no floats. A divisor of 1 makes the target 2^256,
 //! which every work meets.

@@ -20,8 +20,11 @@ pub struct Outgoing {
     pub from: Option<[u8; 32]>,
 }
 
-/// datakey → (the record announced, the peer that announced it).
-type Wanted = BTreeMap<[u8; 32], (Checked, [u8; 32])>;
+/// (datakey, owner) → (the record announced, the peer that announced it).
+/// Keyed by owner too: a validator announcing a record under another
+/// owner's datakey (refused once its value shows the mismatch) cannot
+/// displace that owner's pending record.
+type Wanted = BTreeMap<([u8; 32], [u8; 32]), (Checked, [u8; 32])>;
 
 #[derive(Default)]
 pub struct Queues {
@@ -48,14 +51,15 @@ impl Queues {
     }
 
     /// Queues a record whose value `from` holds; a newer announcement of
-    /// the same datakey replaces an older one.
+    /// the same datakey and owner replaces an older one.
     pub fn want(&self, record: Checked, from: [u8; 32]) {
         let mut w = self.wanted.lock();
+        let slot = (record.datakey, record.owner);
         let newer = w
-            .get(&record.datakey)
+            .get(&slot)
             .is_none_or(|(old, _)| record.md.newer_than(&old.md));
-        if newer && (w.len() < MAX_QUEUED || w.contains_key(&record.datakey)) {
-            w.insert(record.datakey, (record, from));
+        if newer && (w.len() < MAX_QUEUED || w.contains_key(&slot)) {
+            w.insert(slot, (record, from));
         }
         drop(w);
         self.wake.notify_one();

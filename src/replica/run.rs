@@ -37,18 +37,19 @@ pub fn spawn(replica: Arc<Replica>, content: Option<ContentStore>) -> std::io::R
                     return;
                 }
             };
-            rt.block_on(Syncer::new(replica).run(content));
+            rt.block_on(Arc::new(Syncer::new(replica)).run(content));
         })
         .map(|_| ())
 }
 
 impl Syncer {
-    /// The worker loop (see the module docs).
-    pub async fn run(self, content: Option<ContentStore>) {
+    /// The worker loop (see the module docs). Rounds run in a task of
+    /// their own, so a slow peer's round never holds up UPDATEs.
+    pub async fn run(self: Arc<Self>, content: Option<ContentStore>) {
         let cfg = self.replica.config.clone();
         let push = Duration::from_millis(cfg.push_interval_ms.max(10));
-        let (mut next_round, mut next_sweep, mut next_inventory) =
-            (Instant::now(), Instant::now(), Instant::now());
+        tokio::spawn(Arc::clone(&self).round_loop());
+        let (mut next_sweep, mut next_inventory) = (Instant::now(), Instant::now());
         loop {
             tokio::select! {
                 _ = self.replica.queues.wake.notified() => tokio::time::sleep(push).await,
@@ -60,10 +61,6 @@ impl Syncer {
             self.push(&chain_id, &v).await;
             self.pull_wanted(&chain_id, &v).await;
             let now = Instant::now();
-            if now >= next_round {
-                self.rounds(&chain_id, &v).await;
-                next_round = Instant::now() + Duration::from_millis(cfg.sync_interval_ms.max(100));
-            }
             if now >= next_sweep {
                 self.sweep_in_background();
                 next_sweep = now + SWEEP_EVERY;
@@ -74,6 +71,18 @@ impl Syncer {
                 }
                 next_inventory = now + Duration::from_secs(cfg.inventory_interval_secs.max(1));
             }
+        }
+    }
+
+    /// A round with every ACTIVE peer at start and every
+    /// `sync_interval_ms` after the last ended.
+    async fn round_loop(self: Arc<Self>) {
+        let every = Duration::from_millis(self.replica.config.sync_interval_ms.max(100));
+        loop {
+            if let Some((chain_id, v)) = self.context() {
+                self.rounds(&chain_id, &v).await;
+            }
+            tokio::time::sleep(every).await;
         }
     }
 

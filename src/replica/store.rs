@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use parking_lot::{Mutex, RwLock};
 use prost::Message;
 
+use super::crc_index::CrcIndex;
+pub use super::crc_index::Summary;
 use super::md::Metadata;
 use super::usage::{admit, release, Quota, Usage};
 use crate::local::{keys, LocalError, LocalRaw, LocalStore};
@@ -40,28 +42,17 @@ pub struct Put {
     pub value: Vec<u8>,
 }
 
+/// Rows [`Records::open`] reads at a time.
+const OPEN_PAGE: usize = 10_000;
+
 /// A page of held records with their datakeys, and whether more follow.
 pub type Page = (Vec<([u8; 32], Held)>, bool);
-
-/// The CRC summary of one prefix.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
-    pub crc: u32,
-    pub count: u64,
-}
-
-impl Summary {
-    fn add(&mut self, crc: u32) {
-        self.crc ^= crc;
-        self.count += 1;
-    }
-}
 
 /// The records store (see the module docs). Cheap to share behind an Arc.
 pub struct Records {
     local: LocalStore,
-    /// datakey → CRC-32 of its metadata.
-    crcs: RwLock<BTreeMap<[u8; 32], u32>>,
+    /// datakey → CRC-32 of its metadata, with prefix summaries.
+    crcs: RwLock<CrcIndex>,
     /// What each owner's records take; changed under `write`.
     usage: Mutex<BTreeMap<[u8; 32], Usage>>,
     quota: Quota,
@@ -130,20 +121,30 @@ impl Batch {
 }
 
 impl Records {
-    /// Opens the records of `local`, loading the CRC index. A row that does
-    /// not decode is removed (the store is rebuilt from peers).
+    /// Opens the records of `local`, loading the CRC index a page at a
+    /// time. A row that does not decode is removed (the store is rebuilt
+    /// from peers).
     pub fn open(local: LocalStore, quota: Quota) -> Result<Self, LocalError> {
-        let mut crcs = BTreeMap::new();
+        let mut crcs = CrcIndex::default();
         let mut usage: BTreeMap<[u8; 32], Usage> = BTreeMap::new();
         let mut bad = Vec::new();
-        for (k, v) in local.scan_raw(&keys::replica_md_prefix())? {
-            match (datakey_of(&k), decode_held(&k, &v)) {
-                (Some(dk), Ok(h)) => {
-                    crcs.insert(dk, h.md.crc());
-                    let u = usage.entry(h.owner).or_default();
-                    *u = admit(*u, Quota::UNLIMITED, None, &h.md).unwrap_or(*u);
+        let prefix = keys::replica_md_prefix();
+        let mut from = prefix.clone();
+        loop {
+            let (rows, more) = local.scan_raw_page(&prefix, &from, OPEN_PAGE, usize::MAX)?;
+            for (k, v) in &rows {
+                match (datakey_of(k), decode_held(k, v)) {
+                    (Some(dk), Ok(h)) => {
+                        crcs.insert(dk, h.md.crc());
+                        let u = usage.entry(h.owner).or_default();
+                        *u = admit(*u, Quota::UNLIMITED, None, &h.md).unwrap_or(*u);
+                    }
+                    _ => bad.push(k.clone()),
                 }
-                _ => bad.push(k),
+            }
+            match rows.last() {
+                Some((k, _)) if more => from = [k.as_slice(), &[0]].concat(),
+                _ => break,
             }
         }
         if !bad.is_empty() {
@@ -243,36 +244,26 @@ impl Records {
 
     /// The XOR of the CRCs, and the count, of the records under `prefix`.
     pub fn summary(&self, prefix: &[u8]) -> Summary {
-        let mut s = Summary::default();
-        for crc in self.under(prefix, |_, c| c) {
-            s.add(crc);
-        }
-        s
+        self.crcs.read().summary(prefix)
     }
 
     /// The summaries of `prefix`'s non-empty children (`prefix ‖ i`), in
     /// index order. Empty for a whole datakey.
     pub fn children(&self, prefix: &[u8]) -> Vec<(u8, Summary)> {
-        let mut out: BTreeMap<u8, Summary> = BTreeMap::new();
-        if prefix.len() >= 32 {
-            return Vec::new();
-        }
-        let depth = prefix.len();
-        for (i, crc) in self.under(prefix, |dk, c| (dk[depth], c)) {
-            out.entry(i).or_default().add(crc);
-        }
-        out.into_iter().collect()
+        self.crcs.read().children(prefix)
     }
 
-    fn under<T>(&self, prefix: &[u8], f: impl Fn(&[u8; 32], u32) -> T) -> Vec<T> {
-        let map = self.crcs.read();
-        let mut lo = [0u8; 32];
-        let n = prefix.len().min(32);
-        lo[..n].copy_from_slice(&prefix[..n]);
-        map.range(lo..)
-            .take_while(|(dk, _)| dk.starts_with(&prefix[..n]))
-            .map(|(dk, c)| f(dk, *c))
-            .collect()
+    /// `prefix`'s summary and, when it is not `theirs`, its children, read
+    /// under one lock so that they agree with each other.
+    pub fn crc_answer(&self, prefix: &[u8], theirs: Summary) -> (Summary, Vec<(u8, Summary)>) {
+        let ix = self.crcs.read();
+        let s = ix.summary(prefix);
+        let kids = if s == theirs {
+            Vec::new()
+        } else {
+            ix.children(prefix)
+        };
+        (s, kids)
     }
 
     /// Calls `f` with every record held, in datakey order, reading the
@@ -331,8 +322,10 @@ impl Records {
         }
         self.commit(b)?;
         self.usage.lock().extend(usage);
-        let mut map = self.crcs.write();
-        map.extend(stored.iter().map(|(k, v)| (*k, *v)));
+        let mut ix = self.crcs.write();
+        for (k, v) in &stored {
+            ix.insert(*k, *v);
+        }
         Ok(Stored {
             keys: stored.into_keys().collect(),
             over_quota,
@@ -364,9 +357,9 @@ impl Records {
             }
         }
         drop(usage);
-        let mut map = self.crcs.write();
+        let mut ix = self.crcs.write();
         for (dk, _) in &gone {
-            map.remove(dk);
+            ix.remove(dk);
         }
         Ok(gone.len())
     }
@@ -455,16 +448,12 @@ impl Records {
         self.local.apply_raw(&puts, &b.deletes)
     }
 
-    /// Records and stored value bytes (md rows plus values), for status.
-    pub fn footprint(&self) -> Result<(u64, u64), LocalError> {
-        let mut bytes = 0u64;
-        for (_, v) in self.local.scan_raw(&keys::replica_md_prefix())? {
-            bytes += v.len() as u64;
-        }
-        for (_, v) in self.local.scan_raw(&keys::replica_values_prefix())? {
-            bytes += v.len() as u64;
-        }
-        Ok((self.len() as u64, bytes))
+    /// Records held, and the bytes they count for (128 bytes of metadata
+    /// plus the value each, a shared value counted for each record): the
+    /// owners' quota usage summed, so it costs no scan.
+    pub fn footprint(&self) -> (u64, u64) {
+        let bytes = self.usage.lock().values().map(|u| u.bytes).sum();
+        (self.len() as u64, bytes)
     }
 }
 

@@ -17,7 +17,7 @@ use super::store::{Held, Put, Summary};
 use super::{Replica, ReplicaError, Validators};
 use crate::grpc::replica::{MAX_HASHES, MAX_HAVE, MAX_SYNC_PREFIXES};
 use crate::local::peer_auth::now_ms;
-use crate::local::peer_client::{endpoint, signed_request, PeerTarget, IDLE};
+use crate::local::peer_client::{deadline, endpoint, signed_request, PeerTarget, IDLE};
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::replica_service_client::ReplicaServiceClient;
 use crate::proto::peer::SignedPeerRequest;
@@ -32,9 +32,6 @@ pub const SYNC_AT: u64 = 16;
 pub const KEEP_BATCH_BYTES: u64 = 64 << 20;
 /// The longest one unary replica call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// The longest one GetValues stream may take (a batch is at most
-/// [`KEEP_BATCH_BYTES`]: a peer trickling pieces cannot hold a round).
-const STREAM_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Why a round or a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -207,10 +204,10 @@ impl Syncer {
             .into_inner();
         let mut out: BTreeMap<[u8; 32], Vec<u8>> = BTreeMap::new();
         let mut total = 0u64;
-        let deadline = tokio::time::Instant::now() + STREAM_TIMEOUT;
+        let started = tokio::time::Instant::now();
         loop {
-            if tokio::time::Instant::now() >= deadline {
-                return Err(remote(t, "GetValues took too long"));
+            if started.elapsed() > deadline(total) {
+                return Err(remote(t, "GetValues fell below the minimum rate"));
             }
             let next = tokio::time::timeout(IDLE, s.message())
                 .await
@@ -414,7 +411,7 @@ impl Syncer {
         forward: bool,
     ) -> Result<usize, SyncError> {
         let r = &self.replica;
-        let ctx = r.ctx(chain_id, &v.current, now_ms());
+        let ctx = r.ctx(chain_id, &v.current, now_ms())?;
         // signatures are most of the cost: checked on every core
         let checked: Vec<Result<Checked, Refusal>> =
             records.par_iter().map(|m| check_meta(m, &ctx)).collect();

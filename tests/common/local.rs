@@ -113,6 +113,11 @@ pub fn chain_at_genesis(dir: &Path, app_state: &[u8], n: usize) -> ChainStore {
     if state["params"]["storage"].is_null() {
         state["params"]["storage"] = serde_json::json!({"pow_base": 1, "pow_retention": 0, "unsponsored_block_bytes": 1u64 << 40});
     }
+    // The replicas' documented low proof-of-work base of tests.
+    if state["params"]["replica"].is_null() {
+        state["params"]["replica"] =
+            serde_json::json!({"pow_base": stave::replica::LOCALNET_POW_BASE});
+    }
     let app_state = serde_json::to_vec(&state).unwrap();
     app.init_chain(CHAIN, 0, &app_state, &comet_validators(n))
         .unwrap();

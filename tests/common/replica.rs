@@ -59,10 +59,12 @@ pub fn op(db: &str, key: &str, op: Op) -> DbOp {
 }
 
 pub fn config() -> ReplicaConfig {
-    ReplicaConfig {
-        pow_base: stave::replica::LOCALNET_POW_BASE,
-        ..ReplicaConfig::default()
-    }
+    ReplicaConfig::default()
+}
+
+/// The horizon of the test chains (genesis `params.replica`, the default).
+pub fn horizon_ms() -> u64 {
+    stave::replica::params::ReplicaParams::default().horizon_ms()
 }
 
 /// Serves `svc` as `ReplicaService` on `listener` in the background.

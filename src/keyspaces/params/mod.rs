@@ -44,6 +44,9 @@ pub struct Params {
     /// Sponsor pools, the unsponsored block budget and proof of work.
     #[serde(default)]
     pub storage: crate::keyspaces::accounts::StorageParams,
+    /// The replicated databases' proof-of-work base and horizon.
+    #[serde(default)]
+    pub replica: crate::replica::params::ReplicaParams,
 }
 
 impl Default for Params {
@@ -62,6 +65,7 @@ impl Default for Params {
             kv_tokens: Default::default(),
             gas: Default::default(),
             storage: Default::default(),
+            replica: Default::default(),
         }
     }
 }
@@ -111,6 +115,7 @@ impl Params {
         self.governance.validate()?;
         self.kv_tokens.validate()?;
         self.gas.validate()?;
+        self.replica.validate()?;
         self.storage.validate()
     }
 }
@@ -131,6 +136,7 @@ impl From<&Params> for pb::Params {
             kv_tokens: Some((&p.kv_tokens).into()),
             gas: Some((&p.gas).into()),
             storage: Some((&p.storage).into()),
+            replica: Some((&p.replica).into()),
         }
     }
 }
@@ -155,6 +161,7 @@ impl TryFrom<pb::Params> for Params {
             kv_tokens: p.kv_tokens.ok_or("params.kv_tokens is missing")?.into(),
             gas: p.gas.ok_or("params.gas is missing")?.into(),
             storage: p.storage.ok_or("params.storage is missing")?.into(),
+            replica: p.replica.map(Into::into).unwrap_or_default(),
         };
         params.validate()?;
         Ok(params)
