@@ -353,6 +353,19 @@ mod tests {
         assert_ne!(old, text, "{text}");
         let upgraded: Config = toml::from_str(&old).unwrap();
         assert_eq!(upgraded.peer.listen, DEFAULT_PEER_LISTEN);
+        // one from before the replica params moved to genesis still loads
+        assert!(!text.contains("pow_base"), "not written any more");
+        let old = text.replace(
+            "[replica]
+",
+            "[replica]
+pow_base = 1
+horizon_hours = 24
+",
+        );
+        assert_ne!(old, text);
+        let upgraded: Config = toml::from_str(&old).unwrap();
+        assert_eq!(upgraded.replica.pow_base, Some(1));
     }
 
     #[test]

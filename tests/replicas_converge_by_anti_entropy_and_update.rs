@@ -160,6 +160,37 @@ async fn a_node_that_missed_writes_catches_up_with_few_bytes() {
     );
 }
 
+/// A peer that allows fewer round calls than a round makes throttles the
+/// asker (`RESOURCE_EXHAUSTED`): the asker waits and retries, and the
+/// round still copies everything; a throttled round call is not counted
+/// as a refusal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_throttled_round_waits_and_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let strict = |i: usize| stave::replica::ReplicaConfig {
+        round_calls_per_sec: if i == 0 { 1 } else { 100 },
+        round_calls_burst: if i == 0 { 1 } else { 200 },
+        ..replica::config()
+    };
+    let (nodes, _) = replica::cluster_with(dir.path(), 2, |_| true, strict);
+    let ops: Vec<_> = (0..1_500)
+        .map(|k| op("bulk", &format!("k{k:05}"), Op::Set(b"v".to_vec(), None)))
+        .collect();
+    nodes[0].write(&ops);
+    let refused = replica::metric("stave_replica_refused_total", "rate");
+    let throttled = replica::metric("stave_replica_round_calls_throttled_total", "");
+    // a CrcDiff and two Sync pages (1,000 records read a call): the
+    // second call finds the peer's bucket of one empty
+    let (c, v) = nodes[1].ctx();
+    nodes[1].syncer.round(&c, &v, &v.peers[0]).await.unwrap();
+    assert_eq!(nodes[1].replica.records.len(), 1_500);
+    assert!(replica::metric("stave_replica_round_calls_throttled_total", "") > throttled);
+    assert_eq!(
+        replica::metric("stave_replica_refused_total", "rate"),
+        refused
+    );
+}
+
 /// UEP-20: the TTL and proof-of-work fields are outside the owner's
 /// signature, so any node may extend a record's TTL with fresh work, and
 /// the extended version wins everywhere.

@@ -83,9 +83,16 @@ impl Entry {
         let [h, s, z, c] = merged.part_resets().map(|r| r.max(end));
         let hidden = merged.whole_reset().max(end);
         if let Some(mine) = &self.reg {
-            let beaten = merged.reg.as_ref().is_some_and(|top| top != mine);
+            let top = merged.reg.as_ref();
+            let beaten = top.is_some_and(|top| top != mine);
+            // beaten at its own stamp (another value under the same stamp,
+            // which only a forger makes): a tombstone there would contend
+            // with the winner's tie, so nothing is kept
+            let tied = beaten && top.is_some_and(|top| top.stamp == mine.stamp);
             let live = !matches!(mine.value, Whole::Tombstone);
-            if live && (beaten || Some(mine.stamp) <= hidden) {
+            if tied {
+                self.reg = None;
+            } else if live && (beaten || Some(mine.stamp) <= hidden) {
                 self.reg = Some(Lww::new(mine.stamp, Whole::Tombstone));
             }
         }

@@ -357,8 +357,9 @@ fn send_values(
     }
 }
 
-/// Refuses (`RESOURCE_EXHAUSTED`, counted as `reason="rate"`) a call of
-/// `what` past `who`'s rate.
+/// Refuses (`RESOURCE_EXHAUSTED`) a call of `what` past `who`'s rate;
+/// an UPDATE refused so is counted (`reason="rate"`), a round call is
+/// not: an honest asker paces itself and retries.
 fn limited(
     limiter: &DefaultKeyedRateLimiter<[u8; 32]>,
     r: &Replica,
@@ -368,8 +369,13 @@ fn limited(
     if limiter.check_key(&who).is_ok() {
         return Ok(());
     }
-    Refusal::Rate.count();
-    r.stats.with(who, |s| s.refused += 1);
+    if what == "UPDATE" {
+        Refusal::Rate.count();
+        r.stats.with(who, |s| s.refused += 1);
+    } else {
+        crate::metrics::metrics().replica.throttled.inc();
+        tracing::debug!(peer = %hex::encode(who), what, "round call throttled");
+    }
     Err(Status::resource_exhausted(format!(
         "too many {what} calls from this peer; slow down"
     )))

@@ -3,8 +3,19 @@
 //! answers near the root, which every round asks, then cost at most 256
 //! steps however many records are held; a deeper prefix walks its own
 //! records only (about n / 65,536 of them).
+//!
+//! An owner chooses its keys, so it can grind datakeys under one deep
+//! prefix and make that walk long. A walk that finds more than
+//! [`HOT`] records keeps what it found (the prefix's summary, or its
+//! children's) and keeps it up to date from then on, so each crowded
+//! prefix is walked once, not once per query.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A deeper prefix holding more records than this keeps its summaries.
+pub const HOT: u64 = 1_024;
+/// The most deeper summaries kept (new ones past it are walked each time).
+pub const MAX_DEEP: usize = 1 << 20;
 
 /// The CRC summary of one prefix: the XOR of its records' CRC-32s and how
 /// many there are.
@@ -26,20 +37,23 @@ impl Summary {
     }
 }
 
-/// datakey → CRC-32, with the summaries of its 1- and 2-byte prefixes.
+/// datakey → CRC-32, with the summaries of its 1- and 2-byte prefixes
+/// and of the crowded deeper ones.
 pub struct CrcIndex {
     crcs: BTreeMap<[u8; 32], u32>,
     one: Vec<Summary>,
     two: Vec<Summary>,
+    /// Summaries of prefixes of 3 to 31 bytes: crowded ones, and every
+    /// child of a prefix in `kids`.
+    deep: BTreeMap<Vec<u8>, Summary>,
+    /// Prefixes (2 to 30 bytes) whose children are all in `deep`.
+    kids: BTreeSet<Vec<u8>>,
+    hot: u64,
 }
 
 impl Default for CrcIndex {
     fn default() -> Self {
-        CrcIndex {
-            crcs: BTreeMap::new(),
-            one: vec![Summary::default(); 256],
-            two: vec![Summary::default(); 1 << 16],
-        }
+        CrcIndex::with_hot(HOT)
     }
 }
 
@@ -48,6 +62,19 @@ fn slot2(a: u8, b: u8) -> usize {
 }
 
 impl CrcIndex {
+    /// An empty index keeping the summaries of prefixes past `hot`
+    /// records (tests use a low one).
+    pub fn with_hot(hot: u64) -> Self {
+        CrcIndex {
+            crcs: BTreeMap::new(),
+            one: vec![Summary::default(); 256],
+            two: vec![Summary::default(); 1 << 16],
+            deep: BTreeMap::new(),
+            kids: BTreeSet::new(),
+            hot,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.crcs.len()
     }
@@ -60,16 +87,19 @@ impl CrcIndex {
     pub fn insert(&mut self, dk: [u8; 32], crc: u32) {
         self.remove(&dk);
         self.crcs.insert(dk, crc);
-        self.summaries(&dk, |s| s.add(crc));
+        self.summaries(&dk, true, |s| s.add(crc));
     }
 
     pub fn remove(&mut self, dk: &[u8; 32]) {
         if let Some(old) = self.crcs.remove(dk) {
-            self.summaries(dk, |s| s.sub(old));
+            self.summaries(dk, false, |s| s.sub(old));
         }
     }
 
-    fn summaries(&mut self, dk: &[u8; 32], f: impl Fn(&mut Summary)) {
+    /// Applies `f` to every kept summary of a prefix of `dk`; `adding` a
+    /// record also starts the summary of a new child of a prefix in
+    /// `kids`.
+    fn summaries(&mut self, dk: &[u8; 32], adding: bool, f: impl Fn(&mut Summary)) {
         let [a, b, ..] = *dk;
         if let Some(s) = self.one.get_mut(usize::from(a)) {
             f(s);
@@ -77,10 +107,26 @@ impl CrcIndex {
         if let Some(s) = self.two.get_mut(slot2(a, b)) {
             f(s);
         }
+        if self.deep.is_empty() && self.kids.is_empty() {
+            return;
+        }
+        for n in 3..32 {
+            let (Some(p), Some(parent)) = (dk.get(..n), dk.get(..n - 1)) else {
+                continue;
+            };
+            if let Some(s) = self.deep.get_mut(p) {
+                f(s);
+            } else if adding && self.kids.contains(parent) {
+                let mut s = Summary::default();
+                f(&mut s);
+                self.deep.insert(p.to_vec(), s);
+            }
+        }
     }
 
-    /// The summary of the records under `prefix` (at most 32 bytes used).
-    pub fn summary(&self, prefix: &[u8]) -> Summary {
+    /// The summary of the records under `prefix` (none for a prefix
+    /// longer than a datakey).
+    pub fn summary(&mut self, prefix: &[u8]) -> Summary {
         match *prefix {
             [] => self.one.iter().fold(Summary::default(), |acc, s| Summary {
                 crc: acc.crc ^ s.crc,
@@ -88,9 +134,20 @@ impl CrcIndex {
             }),
             [a] => self.one.get(usize::from(a)).copied().unwrap_or_default(),
             [a, b] => self.two.get(slot2(a, b)).copied().unwrap_or_default(),
+            _ if prefix.len() > 32 => Summary::default(),
             _ => {
+                if let Some(s) = self.deep.get(prefix) {
+                    return *s;
+                }
+                let parent = prefix.get(..prefix.len() - 1).unwrap_or_default();
+                if self.kids.contains(parent) {
+                    return Summary::default(); // a child not kept is empty
+                }
                 let mut s = Summary::default();
                 self.walk(prefix, |_, c| s.add(c));
+                if s.count > self.hot && prefix.len() < 32 && self.deep.len() < MAX_DEEP {
+                    self.deep.insert(prefix.to_vec(), s);
+                }
                 s
             }
         }
@@ -98,7 +155,7 @@ impl CrcIndex {
 
     /// The summaries of `prefix`'s non-empty children (`prefix ‖ i`), in
     /// index order. Empty for a whole datakey.
-    pub fn children(&self, prefix: &[u8]) -> Vec<(u8, Summary)> {
+    pub fn children(&mut self, prefix: &[u8]) -> Vec<(u8, Summary)> {
         let nonempty = |(i, s): (usize, &Summary)| {
             (s.count > 0).then(|| (u8::try_from(i).unwrap_or(u8::MAX), *s))
         };
@@ -110,6 +167,7 @@ impl CrcIndex {
                 row.iter().enumerate().filter_map(nonempty).collect()
             }
             _ if prefix.len() >= 32 => Vec::new(),
+            _ if self.kids.contains(prefix) => self.kept_children(prefix),
             _ => {
                 let depth = prefix.len();
                 let mut out: BTreeMap<u8, Summary> = BTreeMap::new();
@@ -118,9 +176,28 @@ impl CrcIndex {
                         out.entry(*i).or_default().add(c);
                     }
                 });
+                let total: u64 = out.values().map(|s| s.count).sum();
+                let room = self.deep.len() + out.len() < MAX_DEEP;
+                if total > self.hot && depth < 31 && room {
+                    for (i, s) in &out {
+                        self.deep.insert([prefix, &[*i]].concat(), *s);
+                    }
+                    self.kids.insert(prefix.to_vec());
+                }
                 out.into_iter().collect()
             }
         }
+    }
+
+    /// The non-empty children of a prefix in `kids`, from `deep`.
+    fn kept_children(&self, prefix: &[u8]) -> Vec<(u8, Summary)> {
+        let depth = prefix.len();
+        self.deep
+            .range(prefix.to_vec()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(k, s)| k.len() == depth + 1 && s.count > 0)
+            .filter_map(|(k, s)| Some((*k.get(depth)?, *s)))
+            .collect()
     }
 
     fn walk(&self, prefix: &[u8], mut f: impl FnMut(&[u8; 32], u32)) {
@@ -152,42 +229,80 @@ mod tests {
         s
     }
 
+    /// Every prefix's summary and children, from the root down to depth
+    /// 5, against a brute-force pass.
+    fn check_all(ix: &mut CrcIndex, model: &BTreeMap<[u8; 32], u32>) -> Result<(), TestCaseError> {
+        let mut prefixes = vec![Vec::new()];
+        while let Some(p) = prefixes.pop() {
+            prop_assert_eq!(ix.summary(&p), brute(model, &p), "summary of {:?}", p);
+            let kids = ix.children(&p);
+            for (i, s) in &kids {
+                let child = [p.as_slice(), &[*i]].concat();
+                prop_assert_eq!(*s, brute(model, &child), "child {:?}", child);
+                if child.len() < 6 {
+                    prefixes.push(child);
+                }
+            }
+            let n: u64 = kids.iter().map(|(_, s)| s.count).sum();
+            prop_assert_eq!(n, brute(model, &p).count);
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
-        /// After any inserts, replacements and removals, every prefix's
-        /// summary (the kept ones at depth 0-2, walked ones deeper) is
-        /// what a brute-force pass gives, and its children XOR to it.
+        /// Through any inserts, replacements, removals and queries, every
+        /// summary (kept at depth 0-2, walked or kept deeper, a low
+        /// `hot` making crowded prefixes common) is what a brute-force
+        /// pass gives, and children add up to their parent.
         #[test]
         fn running_summaries_equal_a_brute_force_pass(
-            ops in prop::collection::vec((prop::array::uniform32(0u8..3), any::<u32>(), any::<bool>()), 1..120),
+            ops in prop::collection::vec((prop::array::uniform32(0u8..3), any::<u32>(), 0u8..4), 1..160),
         ) {
-            let mut ix = CrcIndex::default();
+            let mut ix = CrcIndex::with_hot(2);
             let mut model = BTreeMap::new();
-            for (dk, crc, keep) in ops {
-                if keep {
-                    ix.insert(dk, crc);
-                    model.insert(dk, crc);
-                } else {
-                    ix.remove(&dk);
-                    model.remove(&dk);
+            for (dk, crc, what) in ops {
+                match what {
+                    0 | 1 => {
+                        ix.insert(dk, crc);
+                        model.insert(dk, crc);
+                    }
+                    2 => {
+                        ix.remove(&dk);
+                        model.remove(&dk);
+                    }
+                    _ => check_all(&mut ix, &model)?,
                 }
             }
             prop_assert_eq!(ix.len(), model.len());
-            let mut prefixes = vec![Vec::new()];
-            while let Some(p) = prefixes.pop() {
-                prop_assert_eq!(ix.summary(&p), brute(&model, &p));
-                let kids = ix.children(&p);
-                for (i, s) in &kids {
-                    let child = [p.as_slice(), &[*i]].concat();
-                    prop_assert_eq!(*s, brute(&model, &child));
-                    if child.len() < 4 {
-                        prefixes.push(child);
-                    }
-                }
-                let n: u64 = kids.iter().map(|(_, s)| s.count).sum();
-                prop_assert_eq!(n, brute(&model, &p).count);
-            }
+            check_all(&mut ix, &model)?;
         }
+    }
+
+    #[test]
+    fn a_crowded_prefix_is_walked_once_then_kept() {
+        let mut ix = CrcIndex::with_hot(4);
+        for i in 0..10u8 {
+            let mut dk = [7u8; 32];
+            dk[31] = i;
+            ix.insert(dk, u32::from(i));
+        }
+        let deep = [7u8; 5];
+        assert_eq!(ix.summary(&deep).count, 10);
+        assert_eq!(ix.children(&deep).len(), 1);
+        assert!(ix.deep.contains_key(&deep[..]), "kept");
+        assert!(ix.kids.contains(&deep[..]));
+        let mut dk = [7u8; 32];
+        dk[31] = 200;
+        ix.insert(dk, 9);
+        assert_eq!(ix.summary(&deep).count, 11, "kept up to date");
+        ix.remove(&dk);
+        assert_eq!(ix.summary(&deep).count, 10);
+        assert_eq!(
+            ix.summary(&[7u8; 33]),
+            Summary::default(),
+            "longer than a datakey"
+        );
     }
 }

@@ -111,7 +111,11 @@ impl Replica {
     }
 
     /// Publishes what `content` holds.
+    /// Nothing while this node is not ACTIVE: its records would not travel.
     pub fn publish_content(&self, content: &ContentStore) -> Result<usize, ReplicaError> {
+        if !self.validators()?.me_active {
+            return Ok(0);
+        }
         let held = content
             .list()
             .map_err(|e| ReplicaError::Invalid(format!("listing content: {e}")))?;

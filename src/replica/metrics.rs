@@ -17,6 +17,8 @@ pub struct ReplicaMetrics {
     /// Records purged: owner no longer a validator, aged past the horizon,
     /// or TTL ended.
     pub purged: IntCounter,
+    /// CrcDiff and Sync calls this node refused past a peer's rate.
+    pub throttled: IntCounter,
     /// Content fetches by the reconciler that succeeded, by whether the
     /// peer that served them announced the content (`announced`,
     /// `unannounced`).
@@ -60,6 +62,10 @@ pub fn register(registry: &Registry) -> Result<ReplicaMetrics, prometheus::Error
         purged: counter(
             "replica_purged_total",
             "Replica records purged (owner left, past the horizon, TTL ended)",
+        )?,
+        throttled: counter(
+            "replica_round_calls_throttled_total",
+            "CrcDiff and Sync calls refused past the asking peer's rate",
         )?,
         fetch_source: vec(
             "content_fetch_source_total",

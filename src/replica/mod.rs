@@ -108,6 +108,12 @@ pub struct ReplicaConfig {
     /// refused (`reason="quota"`). Keep them the same on every validator.
     pub max_records_per_owner: u64,
     pub max_bytes_per_owner: u64,
+    /// Ignored: genesis `params.replica` holds these now. Accepted so a
+    /// `stave.toml` written before still loads; a warning says so.
+    #[serde(default, skip_serializing)]
+    pub pow_base: Option<u64>,
+    #[serde(default, skip_serializing)]
+    pub horizon_hours: Option<u64>,
 }
 
 impl Default for ReplicaConfig {
@@ -122,6 +128,8 @@ impl Default for ReplicaConfig {
             inventory_interval_secs: 30,
             max_records_per_owner: 1_000_000,
             max_bytes_per_owner: 2 << 30,
+            pow_base: None,
+            horizon_hours: None,
         }
     }
 }
@@ -195,6 +203,11 @@ impl Replica {
             records: config.max_records_per_owner,
             bytes: config.max_bytes_per_owner,
         };
+        if config.pow_base.is_some() || config.horizon_hours.is_some() {
+            tracing::warn!(
+                "[replica] pow_base and horizon_hours in stave.toml are ignored: they are genesis params.replica now"
+            );
+        }
         let records = store::Records::open(local, quota)?;
         crate::metrics::metrics()
             .replica

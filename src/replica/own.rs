@@ -29,8 +29,9 @@ pub const MAX_LOOK: usize = 4_096;
 pub struct Swept {
     /// Own records re-signed.
     pub refreshed: usize,
-    /// Own records due but not re-signed: no round with a peer succeeded
-    /// within a quarter horizon.
+    /// Own records due but not re-signed (of those looked at, at most
+    /// [`MAX_LOOK`]): no round with a peer succeeded within a quarter
+    /// horizon.
     pub held_back: usize,
     /// Others' records purged: owner not current, past the horizon, or TTL
     /// ended.

@@ -48,9 +48,13 @@ impl Syncer {
     pub async fn run(self: Arc<Self>, content: Option<ContentStore>) {
         let cfg = self.replica.config.clone();
         let push = Duration::from_millis(cfg.push_interval_ms.max(10));
-        tokio::spawn(Arc::clone(&self).round_loop());
+        let mut rounds = tokio::spawn(Arc::clone(&self).round_loop());
         let (mut next_sweep, mut next_inventory) = (Instant::now(), Instant::now());
         loop {
+            if rounds.is_finished() {
+                tracing::error!("replica rounds stopped (a panic); restarting them");
+                rounds = tokio::spawn(Arc::clone(&self).round_loop());
+            }
             tokio::select! {
                 _ = self.replica.queues.wake.notified() => tokio::time::sleep(push).await,
                 _ = tokio::time::sleep(push) => {}

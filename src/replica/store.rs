@@ -244,19 +244,20 @@ impl Records {
 
     /// The XOR of the CRCs, and the count, of the records under `prefix`.
     pub fn summary(&self, prefix: &[u8]) -> Summary {
-        self.crcs.read().summary(prefix)
+        self.crcs.write().summary(prefix)
     }
 
     /// The summaries of `prefix`'s non-empty children (`prefix ‖ i`), in
     /// index order. Empty for a whole datakey.
     pub fn children(&self, prefix: &[u8]) -> Vec<(u8, Summary)> {
-        self.crcs.read().children(prefix)
+        self.crcs.write().children(prefix)
     }
 
     /// `prefix`'s summary and, when it is not `theirs`, its children, read
-    /// under one lock so that they agree with each other.
+    /// under one lock so that they agree with each other (a write lock:
+    /// a walk of a crowded prefix keeps what it found).
     pub fn crc_answer(&self, prefix: &[u8], theirs: Summary) -> (Summary, Vec<(u8, Summary)>) {
-        let ix = self.crcs.read();
+        let mut ix = self.crcs.write();
         let s = ix.summary(prefix);
         let kids = if s == theirs {
             Vec::new()

@@ -4,9 +4,11 @@
 //! and checked before anything is kept.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use parking_lot::Mutex;
 use prost::Message;
 use tonic::transport::Channel;
@@ -40,6 +42,8 @@ pub enum SyncError {
     Remote { peer: String, reason: String },
     #[error("peer {peer} refused: {why}")]
     Refused { peer: String, why: Refusal },
+    #[error("peer {peer} is throttling this node's calls: {reason}")]
+    Throttled { peer: String, reason: String },
     #[error(transparent)]
     Local(#[from] ReplicaError),
 }
@@ -86,14 +90,55 @@ pub struct Syncer {
     channels: Channels,
     /// Set while a sweep runs on the blocking pool.
     pub(super) sweeping: Arc<std::sync::atomic::AtomicBool>,
+    /// Paces CrcDiff and Sync calls to each peer within the rate its
+    /// service allows (`round_calls_per_sec`, half the burst), so a long
+    /// round is slowed, never refused.
+    pace: DefaultKeyedRateLimiter<[u8; 32]>,
 }
+
+/// Retries of a round call the peer throttled, the first after
+/// [`THROTTLE_PAUSE`], each pause twice the last.
+const THROTTLE_RETRIES: u32 = 5;
+const THROTTLE_PAUSE: Duration = Duration::from_millis(500);
 
 impl Syncer {
     pub fn new(replica: Arc<Replica>) -> Self {
+        let c = &replica.config;
+        let one = NonZeroU32::MIN;
+        let rate = NonZeroU32::new(c.round_calls_per_sec).unwrap_or(one);
+        let burst = NonZeroU32::new(c.round_calls_burst / 2).unwrap_or(one);
         Syncer {
+            pace: RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst)),
             replica,
             channels: Channels::default(),
             sweeping: Arc::default(),
+        }
+    }
+
+    /// A CrcDiff or Sync call: paced, and retried when the peer throttles
+    /// it anyway.
+    async fn round_call<R: Message, F>(
+        &self,
+        chain_id: &str,
+        t: &PeerTarget,
+        body: Body,
+        call: impl Fn(ReplicaServiceClient<Channel>, SignedPeerRequest) -> F,
+    ) -> Result<R, SyncError>
+    where
+        F: std::future::Future<Output = Result<tonic::Response<R>, tonic::Status>>,
+    {
+        let mut pause = THROTTLE_PAUSE;
+        let mut tries = 0;
+        loop {
+            self.pace.until_key_ready(&t.operator).await;
+            match self.unary(chain_id, t, body.clone(), &call).await {
+                Err(SyncError::Throttled { .. }) if tries < THROTTLE_RETRIES => {
+                    tries += 1;
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                other => return other,
+            }
         }
     }
 
@@ -127,7 +172,13 @@ impl Syncer {
         let resp = tokio::time::timeout(CALL_TIMEOUT, call(self.client(t)?, req))
             .await
             .map_err(|_| remote(t, "the call timed out"))?
-            .map_err(|s| remote(t, s.message()))?
+            .map_err(|s| match s.code() {
+                tonic::Code::ResourceExhausted => SyncError::Throttled {
+                    peer: hex::encode(t.operator),
+                    reason: s.message().to_string(),
+                },
+                _ => remote(t, s.message()),
+            })?
             .into_inner();
         self.replica
             .stats
@@ -143,7 +194,7 @@ impl Syncer {
     ) -> Result<Vec<pb::CrcAnswer>, SyncError> {
         let body = Body::ReplicaCrcDiff(pb::ReplicaCrcDiff { queries });
         let resp: pb::CrcDiffResponse = self
-            .unary(
+            .round_call(
                 chain_id,
                 t,
                 body,
@@ -159,7 +210,7 @@ impl Syncer {
         t: &PeerTarget,
         q: pb::ReplicaSync,
     ) -> Result<pb::SyncResponse, SyncError> {
-        self.unary(chain_id, t, Body::ReplicaSync(q), |mut c, r| async move {
+        self.round_call(chain_id, t, Body::ReplicaSync(q), |mut c, r| async move {
             c.sync(r).await
         })
         .await

@@ -136,7 +136,9 @@ impl From<&Params> for pb::Params {
             kv_tokens: Some((&p.kv_tokens).into()),
             gas: Some((&p.gas).into()),
             storage: Some((&p.storage).into()),
-            replica: Some((&p.replica).into()),
+            // absent at the defaults: a params record from before the
+            // replica params stays byte for byte what it was
+            replica: (p.replica != Default::default()).then(|| (&p.replica).into()),
         }
     }
 }
@@ -171,6 +173,22 @@ impl TryFrom<pb::Params> for Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Replica params at their defaults are not written, so a params
+    /// record from before them keeps its bytes (and the app hash); others
+    /// round-trip, and bad ones are refused.
+    #[test]
+    fn replica_params_are_written_only_off_their_defaults() {
+        let d = Params::default();
+        assert!(pb::Params::from(&d).replica.is_none());
+        let mut p = d.clone();
+        p.replica.pow_base = 1;
+        let wire = pb::Params::from(&p);
+        assert_eq!(wire.replica.as_ref().map(|r| r.pow_base), Some(1));
+        assert_eq!(Params::try_from(wire), Ok(p.clone()));
+        p.replica.horizon_hours = 0;
+        assert!(Params::try_from(pb::Params::from(&p)).is_err());
+    }
 
     #[test]
     fn max_tx_bytes_must_leave_every_value_room_in_a_chunk() {
