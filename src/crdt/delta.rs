@@ -70,10 +70,12 @@ impl Entry {
     /// - a deadline another owner's newer one replaced is dropped;
     /// - a whole value or list that a newer register replaced, that a newer
     ///   write of another type hides, or that a passed deadline ended,
-    ///   becomes a delete at the same stamp.
+    ///   becomes a delete at the same stamp; one beaten by another value
+    ///   at its very stamp (only a forger makes that tie) is dropped, as a
+    ///   delete there would contend with the winner.
     ///
-    /// No part's newest-write stamp (a *head*) is touched, so no reset
-    /// moves: while the other owners' states are kept, every read of
+    /// No part's newest-write stamp (a *head*) of `merged` moves (a tied
+    /// register's stamp is the winner's too), so no reset moves: while the other owners' states are kept, every read of
     /// `merged` from `now_ms` on is the same after. And once every owner
     /// has done this, dropping any owner's state whole (its record aged
     /// out) never shows anything that was not shown: a delete stays a

@@ -116,10 +116,47 @@ impl CrcIndex {
             };
             if let Some(s) = self.deep.get_mut(p) {
                 f(s);
+                if s.count == 0 {
+                    // an absent child of a `kids` prefix reads as empty
+                    self.deep.remove(p);
+                }
             } else if adding && self.kids.contains(parent) {
                 let mut s = Summary::default();
                 f(&mut s);
                 self.deep.insert(p.to_vec(), s);
+            }
+        }
+        if !adding {
+            self.demote(dk);
+        }
+    }
+
+    /// Stops keeping the children of each prefix of `dk` that is no
+    /// longer crowded (half of `hot` or fewer), so what a validator once
+    /// crowded and then emptied does not stay in memory.
+    fn demote(&mut self, dk: &[u8; 32]) {
+        for n in 2..31 {
+            let Some(p) = dk.get(..n) else { continue };
+            if !self.kids.contains(p) {
+                continue;
+            }
+            let count = match *p {
+                [a, b] => self.two.get(slot2(a, b)).map_or(0, |s| s.count),
+                _ => self.deep.get(p).map_or(0, |s| s.count),
+            };
+            if count > self.hot / 2 {
+                continue;
+            }
+            self.kids.remove(p);
+            let gone: Vec<Vec<u8>> = self
+                .deep
+                .range(p.to_vec()..)
+                .take_while(|(k, _)| k.starts_with(p))
+                .filter(|(k, _)| k.len() == n + 1)
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in gone {
+                self.deep.remove(&k);
             }
         }
     }
@@ -181,6 +218,14 @@ impl CrcIndex {
                 if total > self.hot && depth < 31 && room {
                     for (i, s) in &out {
                         self.deep.insert([prefix, &[*i]].concat(), *s);
+                    }
+                    if depth > 2 {
+                        // its own count, for `demote`
+                        let own = Summary {
+                            crc: out.values().fold(0, |x, s| x ^ s.crc),
+                            count: total,
+                        };
+                        self.deep.insert(prefix.to_vec(), own);
                     }
                     self.kids.insert(prefix.to_vec());
                 }
@@ -304,5 +349,46 @@ mod tests {
             Summary::default(),
             "longer than a datakey"
         );
+    }
+
+    /// Keys sharing 30 bytes: the kept children of a 30-byte prefix stay
+    /// exact through inserts and removals, and once it empties below
+    /// half of `hot` nothing of it is kept.
+    #[test]
+    fn a_prefix_30_bytes_deep_is_kept_exact_then_let_go() {
+        let mut ix = CrcIndex::with_hot(2);
+        let key = |i: u8, j: u8| {
+            let mut dk = [9u8; 32];
+            dk[30] = i;
+            dk[31] = j;
+            dk
+        };
+        let mut model = BTreeMap::new();
+        for (i, j) in [(1, 1), (1, 2), (2, 1), (3, 3)] {
+            ix.insert(key(i, j), u32::from(i) << 8 | u32::from(j));
+            model.insert(key(i, j), u32::from(i) << 8 | u32::from(j));
+        }
+        let p30 = [9u8; 30];
+        assert_eq!(ix.children(&p30).len(), 3);
+        assert!(ix.kids.contains(&p30[..]), "its children are kept");
+        ix.insert(key(4, 4), 77);
+        model.insert(key(4, 4), 77);
+        check_all(&mut ix, &model).unwrap();
+        let c = ix.children(&p30);
+        assert_eq!(c.len(), 4, "a new child is kept");
+        for (i, s) in c {
+            assert_eq!(s, brute(&model, &[&p30[..], &[i]].concat()));
+        }
+        for (i, j) in [(1, 1), (1, 2), (2, 1), (4, 4)] {
+            ix.remove(&key(i, j));
+            model.remove(&key(i, j));
+        }
+        assert!(!ix.kids.contains(&p30[..]), "no longer crowded");
+        assert!(ix
+            .deep
+            .keys()
+            .all(|k| !k.starts_with(&p30) || k.len() <= 30));
+        let child = brute(&model, &[&p30[..], &[3]].concat());
+        assert_eq!(ix.children(&p30), vec![(3, child)]);
     }
 }

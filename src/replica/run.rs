@@ -52,8 +52,17 @@ impl Syncer {
         let (mut next_sweep, mut next_inventory) = (Instant::now(), Instant::now());
         loop {
             if rounds.is_finished() {
-                tracing::error!("replica rounds stopped (a panic); restarting them");
-                rounds = tokio::spawn(Arc::clone(&self).round_loop());
+                if let Err(e) = (&mut rounds).await {
+                    tracing::error!(error = %e, "replica rounds stopped; restarting them after sync_interval_ms");
+                }
+                let (me, wait) = (
+                    Arc::clone(&self),
+                    Duration::from_millis(cfg.sync_interval_ms.max(100)),
+                );
+                rounds = tokio::spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    me.round_loop().await
+                });
             }
             tokio::select! {
                 _ = self.replica.queues.wake.notified() => tokio::time::sleep(push).await,

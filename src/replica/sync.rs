@@ -42,7 +42,7 @@ pub enum SyncError {
     Remote { peer: String, reason: String },
     #[error("peer {peer} refused: {why}")]
     Refused { peer: String, why: Refusal },
-    #[error("peer {peer} is throttling this node's calls: {reason}")]
+    #[error("peer {peer} answered RESOURCE_EXHAUSTED: {reason}")]
     Throttled { peer: String, reason: String },
     #[error(transparent)]
     Local(#[from] ReplicaError),

@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 
 use super::super::*;
-use super::{apply, entry, op, stamp};
+use super::{apply, entry, op, stamp, Op};
 
 #[test]
 fn a_delete_by_another_owner_stays_after_it_is_collected() {
@@ -74,32 +74,59 @@ proptest! {
         script in prop::collection::vec((0usize..3, op()), 1..24),
         gone in prop::collection::vec(proptest::bool::ANY, 3),
     ) {
-        let mut owners = vec![Entry::default(); 3];
-        for (i, (who, op)) in script.iter().enumerate() {
-            let s = Stamp::new(10 + i as u64 * 2, super::REPLICAS[*who]);
-            let merged = owners.iter().fold(Entry::default(), |a, e| a.merge(e));
-            let mut after = merged.clone();
-            apply(&mut after, s, op);
-            owners[*who] = owners[*who].merge(&Entry::delta(&merged, &after));
-        }
-        let now = 10_000;
-        let all = |o: &[Entry]| o.iter().fold(Entry::default(), |a, e| a.merge(e));
-        let before = all(&owners).read(now).map(|v| v.value);
-        let merged = all(&owners);
-        for o in owners.iter_mut() {
-            o.drop_dominated(&merged, now);
-            o.collect(now, now - 1);
-        }
-        prop_assert_eq!(all(&owners).read(now).map(|v| v.value), before.clone());
-        let kept: Vec<Entry> = owners
-            .iter()
-            .zip(&gone)
-            .filter(|(_, g)| !**g)
-            .map(|(o, _)| o.clone())
-            .collect();
-        let after = all(&kept).read(now).map(|v| v.value);
-        prop_assert!(shows_nothing_new(&before, &after), "{:?} became {:?}", before, after);
+        let script: Vec<_> = script.into_iter().map(|(w, o)| (w, o, false)).collect();
+        horizon_law(&script, &gone)?;
     }
+
+    /// The same with a forger: an op marked reuses the previous op's stamp
+    /// (its time and replica) for another write, so registers tie.
+    #[test]
+    fn the_horizon_law_holds_with_forged_ties(
+        script in prop::collection::vec((0usize..3, op(), proptest::bool::ANY), 1..24),
+        gone in prop::collection::vec(proptest::bool::ANY, 3),
+    ) {
+        horizon_law(&script, &gone)?;
+    }
+}
+
+fn horizon_law(script: &[(usize, Op, bool)], gone: &[bool]) -> Result<(), TestCaseError> {
+    let mut owners = vec![Entry::default(); 3];
+    let mut last = Stamp::new(10, super::REPLICAS[0]);
+    for (i, (who, op, forged)) in script.iter().enumerate() {
+        let s = if *forged && i > 0 {
+            last
+        } else {
+            Stamp::new(10 + i as u64 * 2, super::REPLICAS[*who])
+        };
+        last = s;
+        let merged = owners.iter().fold(Entry::default(), |a, e| a.merge(e));
+        let mut after = merged.clone();
+        apply(&mut after, s, op);
+        owners[*who] = owners[*who].merge(&Entry::delta(&merged, &after));
+    }
+    let now = 10_000;
+    let all = |o: &[Entry]| o.iter().fold(Entry::default(), |a, e| a.merge(e));
+    let before = all(&owners).read(now).map(|v| v.value);
+    let merged = all(&owners);
+    for o in owners.iter_mut() {
+        o.drop_dominated(&merged, now);
+        o.collect(now, now - 1);
+    }
+    prop_assert_eq!(all(&owners).read(now).map(|v| v.value), before.clone());
+    let kept: Vec<Entry> = owners
+        .iter()
+        .zip(gone)
+        .filter(|(_, g)| !**g)
+        .map(|(o, _)| o.clone())
+        .collect();
+    let after = all(&kept).read(now).map(|v| v.value);
+    prop_assert!(
+        shows_nothing_new(&before, &after),
+        "{:?} became {:?}",
+        before,
+        after
+    );
+    Ok(())
 }
 
 /// Whether `after` shows only what `before` showed: absent stays absent,
