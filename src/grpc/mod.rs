@@ -29,6 +29,7 @@ pub mod pool;
 pub mod query;
 pub mod replica;
 pub mod rights;
+pub mod slots;
 pub mod timed;
 pub mod tx;
 

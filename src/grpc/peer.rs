@@ -15,16 +15,14 @@
 //!   runs past [`deadline`] of the blob's size, is ended, so a peer that
 //!   stops reading cannot hold a slot.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::Mutex;
-
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::slots::{Full, Slot, StreamSlots};
 use crate::crypto::wrap::{unwrap_dek, wrap_dek};
 use crate::local::assignments::Assignment;
 use crate::local::deks::{wrapped_of, DeksExt};
@@ -48,57 +46,22 @@ pub const MAX_REQUEST_BYTES: usize = 4096;
 
 pub struct PeerServiceImpl {
     pub node: Arc<LocalNode>,
-    streams: Arc<tokio::sync::Semaphore>,
-    per_peer: Arc<Mutex<BTreeMap<[u8; 32], usize>>>,
+    streams: StreamSlots,
 }
 
 impl PeerServiceImpl {
     pub fn new(node: Arc<LocalNode>) -> Self {
         PeerServiceImpl {
             node,
-            streams: Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)),
-            per_peer: Arc::default(),
+            streams: StreamSlots::new(MAX_STREAMS, MAX_STREAMS_PER_PEER),
         }
     }
 
     /// A slot for one stream of `requester`, or `PEER_BUSY`.
     fn slot(&self, requester: [u8; 32]) -> Result<Slot, PeerError> {
-        let busy = |open| PeerError::Busy { open };
-        let permit = self
-            .streams
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| busy(MAX_STREAMS))?;
-        let mut map = self.per_peer.lock();
-        let n = map.entry(requester).or_insert(0);
-        if *n >= MAX_STREAMS_PER_PEER {
-            return Err(busy(MAX_STREAMS_PER_PEER));
-        }
-        *n += 1;
-        Ok(Slot {
-            _permit: permit,
-            requester,
-            per_peer: self.per_peer.clone(),
+        self.streams.take(requester).map_err(|f| match f {
+            Full::All(open) | Full::PerPeer(open) => PeerError::Busy { open },
         })
-    }
-}
-
-/// One open content stream; frees its places when dropped.
-struct Slot {
-    _permit: tokio::sync::OwnedSemaphorePermit,
-    requester: [u8; 32],
-    per_peer: Arc<Mutex<BTreeMap<[u8; 32], usize>>>,
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut map = self.per_peer.lock();
-        if let Some(n) = map.get_mut(&self.requester) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                map.remove(&self.requester);
-            }
-        }
     }
 }
 
@@ -365,9 +328,6 @@ mod tests {
         ));
         others.clear();
         assert!(svc.slot([9; 32]).is_ok());
-        assert!(
-            svc.per_peer.lock().get(&[2; 32]).is_none(),
-            "freed counts are removed"
-        );
+        assert!(!svc.streams.tracks(&[2; 32]), "freed counts are removed");
     }
 }

@@ -9,17 +9,18 @@
 #![allow(clippy::result_large_err)]
 
 use std::collections::BTreeMap;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::{DefaultKeyedRateLimiter, RateLimiter};
 use prost::Message;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::slots::{Full, StreamSlots};
 use crate::local::node::active_validator;
 use crate::local::peer_auth::{check, now_ms, PeerError};
 use crate::local::peer_client::{deadline, IDLE};
+use crate::net::rate::quota;
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::replica_service_server::ReplicaService;
 use crate::proto::peer::SignedPeerRequest;
@@ -52,65 +53,24 @@ pub const MAX_VALUE_STREAMS: usize = 8;
 /// GetValues streams served to one peer at once.
 pub const MAX_VALUE_STREAMS_PER_PEER: usize = 2;
 
-/// The streams each peer holds; a [`Slot`] gives its place back on drop.
-#[derive(Default)]
-struct Slots(parking_lot::Mutex<BTreeMap<[u8; 32], usize>>);
-
-struct Slot {
-    slots: Arc<Slots>,
-    who: [u8; 32],
-}
-
-impl Slots {
-    fn take(self: &Arc<Self>, who: [u8; 32]) -> Option<Slot> {
-        let mut m = self.0.lock();
-        let n = m.entry(who).or_default();
-        if *n >= MAX_VALUE_STREAMS_PER_PEER {
-            return None;
-        }
-        *n += 1;
-        Some(Slot {
-            slots: self.clone(),
-            who,
-        })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut m = self.slots.0.lock();
-        if let Some(n) = m.get_mut(&self.who) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                m.remove(&self.who);
-            }
-        }
-    }
-}
-
 pub struct ReplicaServiceImpl {
     replica: Arc<Replica>,
     updates: Arc<DefaultKeyedRateLimiter<[u8; 32]>>,
     /// CrcDiff and Sync calls, per peer.
     rounds: Arc<DefaultKeyedRateLimiter<[u8; 32]>>,
-    streams: Arc<tokio::sync::Semaphore>,
-    per_peer: Arc<Slots>,
+    streams: StreamSlots,
 }
 
 impl ReplicaServiceImpl {
     pub fn new(replica: Arc<Replica>) -> Self {
-        let one = NonZeroU32::MIN;
         let c = &replica.config;
-        let quota = Quota::per_second(NonZeroU32::new(c.update_per_sec).unwrap_or(one))
-            .allow_burst(NonZeroU32::new(c.update_burst).unwrap_or(one));
-        let rounds = Quota::per_second(NonZeroU32::new(c.round_calls_per_sec).unwrap_or(one))
-            .allow_burst(NonZeroU32::new(c.round_calls_burst).unwrap_or(one));
+        let updates = quota(c.update_per_sec, c.update_burst);
+        let rounds = quota(c.round_calls_per_sec, c.round_calls_burst);
         ReplicaServiceImpl {
             replica,
-            updates: Arc::new(RateLimiter::keyed(quota)),
+            updates: Arc::new(RateLimiter::keyed(updates)),
             rounds: Arc::new(RateLimiter::keyed(rounds)),
-            streams: Arc::new(tokio::sync::Semaphore::new(MAX_VALUE_STREAMS)),
-            per_peer: Arc::default(),
+            streams: StreamSlots::new(MAX_VALUE_STREAMS, MAX_VALUE_STREAMS_PER_PEER),
         }
     }
 }
@@ -357,19 +317,19 @@ fn send_values(
     }
 }
 
-/// Refuses (`RESOURCE_EXHAUSTED`) a call of `what` past `who`'s rate;
-/// an UPDATE refused so is counted (`reason="rate"`), a round call is
-/// not: an honest asker paces itself and retries.
+/// Refuses (`RESOURCE_EXHAUSTED`) a call of `what` past `who`'s rate; a
+/// `flood` refused so (UPDATE) is counted (`reason="rate"`), a round call
+/// only as throttled: an honest asker paces itself and retries.
 fn limited(
     limiter: &DefaultKeyedRateLimiter<[u8; 32]>,
     r: &Replica,
     who: [u8; 32],
-    what: &str,
+    (what, flood): (&str, bool),
 ) -> Result<(), Status> {
     if limiter.check_key(&who).is_ok() {
         return Ok(());
     }
-    if what == "UPDATE" {
+    if flood {
         Refusal::Rate.count();
         r.stats.with(who, |s| s.refused += 1);
     } else {
@@ -419,7 +379,7 @@ impl ReplicaService for ReplicaServiceImpl {
             let Body::ReplicaUpdate(u) = body else {
                 return Err(bad("Update carries another body"));
             };
-            limited(&limiter, r, who, "UPDATE")?;
+            limited(&limiter, r, who, ("UPDATE", true))?;
             update(r, who, u)
         })
         .await
@@ -434,7 +394,7 @@ impl ReplicaService for ReplicaServiceImpl {
             let Body::ReplicaCrcDiff(q) = body else {
                 return Err(bad("CrcDiff carries another body"));
             };
-            limited(&limiter, r, who, "CrcDiff")?;
+            limited(&limiter, r, who, ("CrcDiff", false))?;
             crc_diff(r, q)
         })
         .await
@@ -449,7 +409,7 @@ impl ReplicaService for ReplicaServiceImpl {
             let Body::ReplicaSync(q) = body else {
                 return Err(bad("Sync carries another body"));
             };
-            limited(&limiter, r, who, "Sync")?;
+            limited(&limiter, r, who, ("Sync", false))?;
             sync(r, q)
         })
         .await
@@ -484,20 +444,16 @@ impl ReplicaService for ReplicaServiceImpl {
             Ok((who, hashes))
         })
         .await?;
-        let slot = self.per_peer.take(who).ok_or_else(|| {
-            Status::resource_exhausted(format!(
-                "{MAX_VALUE_STREAMS_PER_PEER} value streams open from this peer; retry later"
-            ))
+        let slot = self.streams.take(who).map_err(|f| match f {
+            Full::PerPeer(n) => Status::resource_exhausted(format!(
+                "{n} value streams open from this peer; retry later"
+            )),
+            Full::All(_) => Status::resource_exhausted("too many value streams; retry later"),
         })?;
-        let permit = self
-            .streams
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| Status::resource_exhausted("too many value streams; retry later"))?;
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let (r, rt) = (self.replica.clone(), tokio::runtime::Handle::current());
         tokio::task::spawn_blocking(move || {
-            let _held = (permit, slot);
+            let _held = slot;
             send_values(r, who, hashes, tx, rt)
         });
         Ok(Response::new(ReceiverStream::new(rx)))

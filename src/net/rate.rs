@@ -14,6 +14,13 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 /// Checks between two sweeps of IPs whose buckets are full again.
 const SWEEP_EVERY: u64 = 4096;
 
+/// `per_sec` sustained and `burst` at once, zeros read as 1.
+pub fn quota(per_sec: u32, burst: u32) -> Quota {
+    let one = NonZeroU32::MIN;
+    Quota::per_second(NonZeroU32::new(per_sec).unwrap_or(one))
+        .allow_burst(NonZeroU32::new(burst).unwrap_or(one))
+}
+
 /// A token bucket per IP.
 pub struct IpRate {
     limiter: DefaultKeyedRateLimiter<IpAddr>,
@@ -23,11 +30,8 @@ pub struct IpRate {
 impl IpRate {
     /// `per_sec` sustained, `burst` at once (zeros are read as 1).
     pub fn new(per_sec: u32, burst: u32) -> Self {
-        let one = NonZeroU32::MIN;
-        let quota = Quota::per_second(NonZeroU32::new(per_sec).unwrap_or(one))
-            .allow_burst(NonZeroU32::new(burst).unwrap_or(one));
         IpRate {
-            limiter: RateLimiter::keyed(quota),
+            limiter: RateLimiter::keyed(quota(per_sec, burst)),
             checks: AtomicU64::new(0),
         }
     }

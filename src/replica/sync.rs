@@ -4,11 +4,10 @@
 //! and checked before anything is kept.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::{DefaultKeyedRateLimiter, RateLimiter};
 use parking_lot::Mutex;
 use prost::Message;
 use tonic::transport::Channel;
@@ -20,6 +19,7 @@ use super::{Replica, ReplicaError, Validators};
 use crate::grpc::replica::{MAX_HASHES, MAX_HAVE, MAX_SYNC_PREFIXES};
 use crate::local::peer_auth::now_ms;
 use crate::local::peer_client::{deadline, endpoint, signed_request, PeerTarget, IDLE};
+use crate::net::rate::quota;
 use crate::proto::peer::peer_request::Body;
 use crate::proto::peer::replica_service_client::ReplicaServiceClient;
 use crate::proto::peer::SignedPeerRequest;
@@ -104,11 +104,9 @@ const THROTTLE_PAUSE: Duration = Duration::from_millis(500);
 impl Syncer {
     pub fn new(replica: Arc<Replica>) -> Self {
         let c = &replica.config;
-        let one = NonZeroU32::MIN;
-        let rate = NonZeroU32::new(c.round_calls_per_sec).unwrap_or(one);
-        let burst = NonZeroU32::new(c.round_calls_burst / 2).unwrap_or(one);
+        let pace = quota(c.round_calls_per_sec, c.round_calls_burst / 2);
         Syncer {
-            pace: RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst)),
+            pace: RateLimiter::keyed(pace),
             replica,
             channels: Channels::default(),
             sweeping: Arc::default(),
