@@ -122,7 +122,11 @@ fn run(per_block: usize, n_blocks: usize, batch: usize) -> Phases {
         .expect("prepare");
         assert_eq!(kept.len(), txs.len(), "PrepareProposal dropped bench txs");
         let ok = timed(&mut p.process, || app.process_proposal(height, time, txs));
-        assert!(ok.expect("process"), "ProcessProposal rejected the block");
+        let verdict = ok.expect("process");
+        assert!(
+            verdict.is_ok(),
+            "ProcessProposal rejected the block: {verdict:?}"
+        );
         let out = timed(&mut p.finalize, || app.finalize_block(height, time, txs));
         assert!(out.expect("finalize").txs.iter().all(|t| t.is_ok()));
         timed(&mut p.commit, || app.commit()).expect("commit");

@@ -22,6 +22,9 @@ pub struct Metrics {
     /// CheckTx requests handled together (one signature batch).
     pub checktx_batch: Histogram,
     pub mempool_rejects: IntCounterVec,
+    /// Proposals ProcessProposal rejected, by reason (a tx code's name or
+    /// `OVER_MAX_BLOCK_GAS`).
+    pub proposals_rejected: IntCounterVec,
     pub checktx_total: IntCounter,
     /// Local-store sync entries by kind (content, deks) and status.
     pub local_sync: IntGaugeVec,
@@ -209,6 +212,14 @@ fn build() -> Result<Metrics, prometheus::Error> {
         Opts::new("mempool_rejects_total", "CheckTx rejections, by code"),
         &["code"],
     )?;
+    let proposals_rejected = IntCounterVec::new(
+        Opts::new(
+            "proposals_rejected_total",
+            "Proposals ProcessProposal rejected, by reason",
+        ),
+        &["reason"],
+    )?;
+    registry.register(Box::new(proposals_rejected.clone()))?;
     let checktx_total = IntCounter::new("checktx_total", "CheckTx requests")?;
     registry.register(Box::new(height.clone()))?;
     registry.register(Box::new(txs_applied.clone()))?;
@@ -272,6 +283,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         process_proposal_seconds,
         checktx_batch,
         mempool_rejects,
+        proposals_rejected,
         checktx_total,
         local_sync,
         local_corrupt_rows,

@@ -37,7 +37,6 @@ use stave::local::peer_client::{fetch_dek, PeerTarget, Requester};
 use stave::local::LocalStore;
 use stave::proto::local::StoredDek;
 use stave::proto::rights as pb;
-use stave::proto::tx::BroadcastAndWaitRequest;
 use stave::tx::{build::sign_tx, Action};
 use x25519_dalek::{PublicKey, StaticSecret};
 
@@ -158,18 +157,7 @@ async fn submit_uploads(net: &Localnet, ups: &[Upload]) {
         let action = Action::UploadComplete(sign_manifest(&uploader, m).try_into().unwrap());
         let tx = sign_tx(&op0, &net.chain_id, nonce, vec![action], "");
         nonce += 1;
-        let mut c = net.client(1).await;
-        let r =
-            c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
-                tx,
-                timeout_ms: 60_000,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        if !(r.committed && r.code == 0) {
-            net.fail(&format!("UploadComplete not committed: {r:?}"));
-        }
+        net.commit_tx(1, tx, "UploadComplete").await;
     }
 }
 

@@ -90,15 +90,33 @@ async fn get(net: &Localnet, i: usize, d: &str, key: &str) -> pb::DbGetResponse 
 /// least `min` of them; returns the count.
 async fn converged(net: &Localnet, nodes: &[usize], min: u64) -> u64 {
     net.wait_for(&format!("nodes {nodes:?} to converge"), WAIT, || async {
-        let mut seen = Vec::new();
+        let (mut seen, mut peers) = (Vec::new(), Vec::new());
         for i in nodes {
             let r = replicas(net, *i).await?;
             seen.push((r.records, r.root_crc));
+            // for a failure report: each peer's rounds, records kept, refusals, last error
+            peers.push(
+                r.peers
+                    .iter()
+                    .map(|p| {
+                        let who = hex::encode(p.peer.get(..4).unwrap_or_default());
+                        (
+                            who,
+                            p.rounds,
+                            p.records_accepted,
+                            p.refused,
+                            p.last_error.clone(),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            );
         }
         let same = seen.windows(2).all(|w| w[0] == w[1]);
         match seen.first() {
             Some((n, _)) if same && *n >= min => Ok(*n),
-            _ => Err(format!("{seen:?}")),
+            _ => Err(format!(
+                "{seen:?}; peers (rounds, kept, refused, last error): {peers:?}"
+            )),
         }
     })
     .await

@@ -112,19 +112,26 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
         }
         ConsensusRequest::ProcessProposal(r) => {
             let time = r.time.unix_timestamp_nanos() as i64;
-            let ok = timed(&metrics().process_proposal_seconds, || {
+            let verdict = timed(&metrics().process_proposal_seconds, || {
                 app.process_proposal(r.height.value(), time, &r.txs)
             })?;
-            if !ok {
+            if let Err(why) = verdict {
+                metrics()
+                    .proposals_rejected
+                    .with_label_values(&[why.reason()])
+                    .inc();
                 tracing::warn!(
                     height = r.height.value(),
-                    "rejecting proposal with an undecodable or unauthenticated tx"
+                    proposer = %r.proposer_address,
+                    reason = why.reason(),
+                    tx = ?why.index(),
+                    txs = r.txs.len(),
+                    "rejecting the proposal"
                 );
             }
-            ConsensusResponse::ProcessProposal(if ok {
-                response::ProcessProposal::Accept
-            } else {
-                response::ProcessProposal::Reject
+            ConsensusResponse::ProcessProposal(match verdict {
+                Ok(()) => response::ProcessProposal::Accept,
+                Err(_) => response::ProcessProposal::Reject,
             })
         }
         ConsensusRequest::ExtendVote(_) => ConsensusResponse::ExtendVote(response::ExtendVote {

@@ -12,7 +12,7 @@ mod genesis;
 mod mempool;
 mod notify;
 mod outcome;
-mod proposal;
+pub mod proposal;
 mod sigcache;
 mod simulate;
 
@@ -28,6 +28,7 @@ pub use genesis::{block_max_gas, AppState, GenesisAccount, GenesisError};
 pub use mempool::{CheckKind, Mempool};
 pub use notify::{CommitNotifier, Committed};
 pub use outcome::{BlockOutcome, TxClass, TxOutcome};
+pub use proposal::Rejection;
 pub use sigcache::SigCache;
 pub use simulate::{simulate, Simulation};
 
@@ -349,22 +350,32 @@ impl App {
 
     /// ProcessProposal's decode and verify: decodes in chunks and stops at
     /// the first chunk holding a tx that does not decode, then checks every
-    /// signature with no attribution (review m3). `None` when any tx fails
-    /// either way: the proposal is rejected without paying for the rest.
+    /// signature with no attribution (review m3). Any tx failing either way
+    /// rejects the proposal without paying for the rest: the first that does
+    /// not decode is named, a bad signature is not attributed.
     fn decode_and_verify_strict(
         &self,
         txs: &[impl AsRef<[u8]> + Sync],
         params: &Params,
-    ) -> Option<Vec<DecodedTx>> {
+    ) -> Result<Vec<DecodedTx>, proposal::Rejection> {
         let mut unverified = Vec::with_capacity(txs.len());
-        for chunk in txs.chunks(STRICT_DECODE_CHUNK) {
+        for (n, chunk) in txs.chunks(STRICT_DECODE_CHUNK).enumerate() {
             let part = self.decode_all(chunk, params, false);
-            if part.iter().any(|t| t.decoded().is_err()) {
-                return None;
+            if let Some((i, e)) = part
+                .iter()
+                .enumerate()
+                .find_map(|(i, t)| t.decoded().err().map(|e| (i, e)))
+            {
+                return Err(proposal::Rejection::Tx {
+                    index: n * STRICT_DECODE_CHUNK + i,
+                    code: e.code(),
+                });
             }
             unverified.extend(part);
         }
-        self.sigs.verify_block_strict(unverified)
+        self.sigs
+            .verify_block_strict(unverified)
+            .ok_or(proposal::Rejection::Signature)
     }
 
     /// FinalizeBlock: applies the txs in order and computes the app hash,

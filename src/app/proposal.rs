@@ -9,10 +9,41 @@
 //! PrepareProposal made, and costs one authentication per tx.
 
 use super::execute::{authenticate_tx, Actions, BlockEnv, BlockMemo};
-use super::{App, AppError, TxClass};
+use super::{App, AppError, TxClass, TxOutcome};
 use crate::keyspaces::params::Params;
 use crate::store::{Overlay, StoreError};
-use crate::tx::{DecodedTx, TxError};
+use crate::tx::{Code, DecodedTx, TxError};
+
+/// Why ProcessProposal rejected a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// The txs' declared `gas_limit`s sum past `max_block_gas`.
+    OverBlockGas,
+    /// A signature in the block does not verify (not attributed: the
+    /// batch check names no tx).
+    Signature,
+    /// Tx `index` does not decode or authenticate, with `code`.
+    Tx { index: usize, code: Code },
+}
+
+impl Rejection {
+    /// A stable name: the tx code's name, or `OVER_MAX_BLOCK_GAS`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Rejection::OverBlockGas => "OVER_MAX_BLOCK_GAS",
+            Rejection::Signature => Code::Signature.name(),
+            Rejection::Tx { code, .. } => code.name(),
+        }
+    }
+
+    /// The offending tx's index, when one is known.
+    pub fn index(&self) -> Option<usize> {
+        match self {
+            Rejection::Tx { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+}
 
 /// A proposal's height, block time and txs.
 struct Block<'a, T> {
@@ -33,13 +64,19 @@ fn framed_len(len: usize) -> i64 {
 }
 
 /// Whether the txs' declared gas limits, read without decoding them, sum
-/// to at most `max`. A tx whose limit cannot be read would not decode either.
-fn declared_gas_fits<T: AsRef<[u8]>>(txs: &[T], max: u64) -> bool {
+/// to at most `max`. A tx whose limit cannot be read would not decode
+/// either, and is named as undecodable.
+fn declared_gas_fits<T: AsRef<[u8]>>(txs: &[T], max: u64) -> Result<(), Rejection> {
     let mut sum = 0u64;
-    for t in txs {
+    for (index, t) in txs.iter().enumerate() {
         match crate::gas::peek::declared_gas(t.as_ref()) {
             Some(g) => sum = sum.saturating_add(g),
-            None => return false,
+            None => {
+                return Err(Rejection::Tx {
+                    index,
+                    code: Code::Decode,
+                })
+            }
         }
         if sum > max {
             tracing::warn!(
@@ -47,17 +84,17 @@ fn declared_gas_fits<T: AsRef<[u8]>>(txs: &[T], max: u64) -> bool {
                 max,
                 "proposal declares more than max_block_gas"
             );
-            return false;
+            return Err(Rejection::OverBlockGas);
         }
     }
-    true
+    Ok(())
 }
 
 impl App {
     /// Walks `txs` in order over a scratch overlay on committed state. For
     /// each tx, `visit` gets the raw tx and a `run` closure that applies it
     /// (FinalizeBlock's authentication and nonce step, then the actions
-    /// `actions` selects) and returns its class; a tx `visit` does not run
+    /// `actions` selects) and returns its outcome; a tx `visit` does not run
     /// is skipped. `visit` returns `false` to stop early.
     fn dry_run<T, V>(
         &self,
@@ -72,7 +109,7 @@ impl App {
         V: FnMut(
             &T,
             u64,
-            &mut dyn FnMut() -> Result<TxClass, StoreError>,
+            &mut dyn FnMut() -> Result<TxOutcome, StoreError>,
         ) -> Result<bool, AppError>,
     {
         let Block {
@@ -91,8 +128,7 @@ impl App {
         let mut scratch = Overlay::new(self.store().committed());
         for ((raw, d), ok) in txs.iter().zip(decoded).zip(sig_ok) {
             let gas = d.as_ref().map_or(0, |t| t.gas_limit);
-            let mut run =
-                || authenticate_tx(&mut scratch, &env, d.as_ref(), ok, actions).map(|o| o.class);
+            let mut run = || authenticate_tx(&mut scratch, &env, d.as_ref(), ok, actions);
             if !visit(raw, gas, &mut run)? {
                 break;
             }
@@ -137,7 +173,7 @@ impl App {
                 let len = framed_len(raw.as_ref().len());
                 let fits = used + len <= budget && gas_used.saturating_add(gas) <= max_gas;
                 // Too big for what is left: skipped, never applied to the scratch.
-                if fits && run()? != TxClass::Rejected {
+                if fits && run()?.class != TxClass::Rejected {
                     used += len;
                     gas_used += gas;
                     kept.push(raw.clone());
@@ -151,8 +187,9 @@ impl App {
     /// Accepts a proposal only if its txs' summed `gas_limit` fits
     /// `max_block_gas` (read before any decode or signature check) and every
     /// tx decodes and authenticates (chain, signature, nonce in sequence),
-    /// exactly as FinalizeBlock will judge it.
-    /// Action failures are results, not grounds for rejection. Decoding stops
+    /// exactly as FinalizeBlock will judge it; otherwise says why not.
+    /// Action failures are results, not grounds for rejection, and so is
+    /// anything only this node's mempool policy refuses. Decoding stops
     /// at the first failure and signatures are checked with no bisection, so
     /// a bad proposal costs at most one decode and one check per item.
     pub fn process_proposal<T: AsRef<[u8]> + Sync>(
@@ -160,13 +197,14 @@ impl App {
         height: u64,
         time_ns: i64,
         txs: &[T],
-    ) -> Result<bool, AppError> {
+    ) -> Result<Result<(), Rejection>, AppError> {
         let params = self.params()?.clone();
-        if !declared_gas_fits(txs, params.gas.max_block_gas) {
-            return Ok(false);
+        if let Err(why) = declared_gas_fits(txs, params.gas.max_block_gas) {
+            return Ok(Err(why));
         }
-        let Some(decoded) = self.decode_and_verify_strict(txs, &params) else {
-            return Ok(false);
+        let decoded = match self.decode_and_verify_strict(txs, &params) {
+            Ok(d) => d,
+            Err(why) => return Ok(Err(why)),
         };
         let sig_ok = vec![true; decoded.len()];
         let decoded: Vec<Result<DecodedTx, TxError>> = decoded.into_iter().map(Ok).collect();
@@ -175,7 +213,8 @@ impl App {
             time_ns,
             txs,
         };
-        let mut accept = true;
+        let mut verdict = Ok(());
+        let mut index = 0;
         self.dry_run(
             block,
             Actions::Skip,
@@ -183,10 +222,17 @@ impl App {
             &decoded,
             sig_ok,
             |_, _, run| {
-                accept = run()? != TxClass::Rejected;
-                Ok(accept)
+                let o = run()?;
+                if o.class == TxClass::Rejected {
+                    verdict = Err(Rejection::Tx {
+                        index,
+                        code: o.code,
+                    });
+                }
+                index += 1;
+                Ok(verdict.is_ok())
             },
         )?;
-        Ok(accept)
+        Ok(verdict)
     }
 }

@@ -158,10 +158,18 @@ impl Syncer {
                 }
                 Err(e) => {
                     m.with_label_values(&["error"]).inc();
-                    tracing::debug!(peer = %hex::encode(t.operator), error = %e, "replica round failed");
-                    self.replica
-                        .stats
-                        .with(t.operator, |s| s.last_error = e.to_string());
+                    let why = e.to_string();
+                    // a warning when it starts failing or fails otherwise
+                    let new = self.replica.stats.with(t.operator, |s| {
+                        let new = s.last_error != why;
+                        s.last_error = why;
+                        new
+                    });
+                    if new {
+                        tracing::warn!(peer = %hex::encode(t.operator), error = %e, "replica round failed");
+                    } else {
+                        tracing::debug!(peer = %hex::encode(t.operator), error = %e, "replica round failed again");
+                    }
                 }
             }
         }

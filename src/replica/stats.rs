@@ -28,8 +28,8 @@ pub struct Stats {
 
 impl Stats {
     /// Changes `peer`'s figures.
-    pub fn with(&self, peer: [u8; 32], f: impl FnOnce(&mut PeerStats)) {
-        f(self.peers.lock().entry(peer).or_default());
+    pub fn with<T>(&self, peer: [u8; 32], f: impl FnOnce(&mut PeerStats) -> T) -> T {
+        f(self.peers.lock().entry(peer).or_default())
     }
 
     /// Bytes sent to and received from `peer` in one exchange.

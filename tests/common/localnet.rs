@@ -518,6 +518,24 @@ impl Localnet {
         }
     }
 
+    /// Submits `tx` through `node` with BroadcastAndWait (60 s); fails the
+    /// test, naming `what`, unless it committed with code 0. Returns the height.
+    pub async fn commit_tx(&self, node: usize, tx: Vec<u8>, what: &str) -> u64 {
+        let mut c = self.client(node).await;
+        let r =
+            c.tx.broadcast_and_wait(stave::proto::tx::BroadcastAndWaitRequest {
+                tx,
+                timeout_ms: 60_000,
+            })
+            .await
+            .unwrap_or_else(|e| self.fail(&format!("{what}: BroadcastAndWait: {e}")))
+            .into_inner();
+        if !r.committed || r.code != 0 {
+            self.fail(&format!("{what}: not committed with code 0: {r:?}"));
+        }
+        r.height
+    }
+
     /// A CometBFT JSON-RPC client of a node.
     pub fn comet(&self, node: usize) -> CometRpc {
         CometRpc::new(&self.rpc_url(node))

@@ -13,7 +13,6 @@ use stave::config::Home;
 use stave::media::cid::label_cid;
 use stave::proto::query::AccountRequest;
 use stave::proto::rights as pb;
-use stave::proto::tx::BroadcastAndWaitRequest;
 use stave::tx::{build::sign_tx, Action};
 
 use super::localnet::Localnet;
@@ -52,25 +51,15 @@ pub async fn submit(
         .map(|r| r.into_inner().next_nonce)
         .unwrap_or_else(|e| net.fail(&format!("{what}: Account: {e}")));
     let tx = sign_tx(key, &net.chain_id, nonce, actions, "");
-    let r =
-        c.tx.broadcast_and_wait(BroadcastAndWaitRequest {
-            tx,
-            timeout_ms: 60_000,
-        })
-        .await
-        .unwrap_or_else(|e| net.fail(&format!("{what}: BroadcastAndWait: {e}")))
-        .into_inner();
-    if !r.committed || r.code != 0 {
-        net.fail(&format!("{what}: not committed with code 0: {r:?}"));
-    }
-    eprintln!("{what}: committed at height {} on node{node}", r.height);
+    let height = net.commit_tx(node, tx, what).await;
+    eprintln!("{what}: committed at height {height} on node{node}");
     // The next step may submit through another node: it must have committed
     // this height too, or its Account query would still show the old nonce.
     for i in 0..net.nodes {
-        net.wait_stave_height(i, r.height, Duration::from_secs(60))
+        net.wait_stave_height(i, height, Duration::from_secs(60))
             .await;
     }
-    r.height
+    height
 }
 
 /// A manifest for `flac_cid` whose replication and DEK-holder sets are
