@@ -14,10 +14,13 @@
 //! The honest validators' ProcessProposal rejects each such block (counted
 //! in `stave_proposals_rejected_total` by reason) and the chain goes on
 //! with the next proposer: every honest tx commits, no hostile tx ever
-//! does, and app hashes agree. How cheap a rejection is, and oversized
-//! blocks (CometBFT's to refuse), are tested in process
-//! (`process_proposal_rejects_a_bad_block_without_paying_for_it`,
-//! `block_gas_limit_is_enforced_in_every_phase`). Base port 46000.
+//! does, and app hashes agree. The reasons are checked per node, not per
+//! set (two sets share `NONCE`). How cheap a rejection is is tested in
+//! process (`process_proposal_rejects_a_bad_block_without_paying_for_it`).
+//! Oversized blocks are not sent: CometBFT v0.38 panics in its own
+//! proposer when PrepareProposal answers more than `max_tx_bytes`, so the
+//! in-process check is that Stave's PrepareProposal never does
+//! (`one_account_many_txs_in_one_block`). Base port 46000.
 
 #[path = "common/abci_proxy.rs"]
 mod abci_proxy;
@@ -57,7 +60,8 @@ fn set(key: &str) -> Vec<Action> {
     })]
 }
 
-/// A fresh key per set, never used by an honest tx.
+/// A fresh key per set, never used by an honest tx. The oversized tx's
+/// value alone is one byte over the default `max_tx_bytes` (the localnet's).
 fn key(n: u8) -> SigningKey {
     SigningKey::from_bytes(&[0xB0 ^ n; 32])
 }

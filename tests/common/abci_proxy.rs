@@ -1,8 +1,9 @@
 //! A test-only ABCI proxy that makes one node a Byzantine proposer: it
 //! sits between that node's CometBFT and its Stave on a Unix socket of
 //! its own and forwards every frame unchanged, except that each
-//! `ResponsePrepareProposal` gets the txs `rewrite` returns. It uses
-//! Stave's own frame codec. The release binary carries no hostile code.
+//! `ResponsePrepareProposal` gets the txs `rewrite` returns. It splits
+//! frames with Stave's own parser (`stave::abci::frame::next_frame`). The
+//! release binary carries no hostile code.
 
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
