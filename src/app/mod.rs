@@ -12,7 +12,7 @@ mod genesis;
 mod mempool;
 mod notify;
 mod outcome;
-pub mod proposal;
+mod proposal;
 mod sigcache;
 mod simulate;
 
