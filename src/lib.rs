@@ -54,6 +54,8 @@
 //! - [`access`]: access and delivery: a DEK holder answers a consumer's
 //!   signed request with the re-wrapped DEK and records the delivery on
 //!   chain; any replica serves ranged downloads of the encrypted blob.
+//! - [`fuzz_fixtures`]: the fuzz targets' cases and seeds (fuzz/, and
+//!   their corpus replayed as tests).
 //! - [`par`]: data parallelism on scoped threads, inline for small inputs.
 //! - [`cli`], [`config`], [`node`], [`metrics`], [`client`].
 
@@ -69,6 +71,7 @@ pub mod config;
 pub mod content;
 pub mod crdt;
 pub mod crypto;
+pub mod fuzz_fixtures;
 /// The `stave-ddex` crate (crates/ddex): DDEX ERN 4.3 releases.
 pub use stave_ddex::ddex;
 pub mod gas;

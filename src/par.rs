@@ -7,7 +7,7 @@
 //! that spinning took a fifth of a node's CPU samples. So small inputs run on
 //! the calling thread, and large ones on scoped threads that exit when done.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Inputs shorter than this are mapped on the calling thread.
@@ -30,6 +30,21 @@ pub fn threads() -> usize {
 /// cores). No result depends on it; tests use it to show that.
 pub fn set_threads(n: usize) {
     THREADS.store(n, Ordering::Relaxed);
+}
+
+/// Set by [`set_split_always`].
+static SPLIT_ALWAYS: AtomicBool = AtomicBool::new(false);
+
+/// From now on, splits every input of two or more items over the threads,
+/// whatever its size or weight (`false`: the thresholds again). No result
+/// depends on it; the fuzz oracle and tests use it to show that on small
+/// blocks.
+pub fn set_split_always(on: bool) {
+    SPLIT_ALWAYS.store(on, Ordering::Relaxed);
+}
+
+fn split_always() -> bool {
+    SPLIT_ALWAYS.load(Ordering::Relaxed)
 }
 
 /// `items.iter().map(f)`, in parallel when there are [`PARALLEL_FROM`] or more.
@@ -72,7 +87,7 @@ pub fn map_weighted_on<T: Sync, R: Send>(
 ) -> Vec<R> {
     let weights: Vec<u64> = items.iter().map(weight).collect();
     let total = weights.iter().fold(0u64, |a, w| a.saturating_add(*w));
-    if items.len() < 2 || n < 2 || total < parallel_from {
+    if items.len() < 2 || n < 2 || (total < parallel_from && !split_always()) {
         return items.iter().map(f).collect();
     }
     run_parts(weighted_parts(items, &weights, total, n), f)
@@ -104,6 +119,7 @@ fn split_over<T: Sync, R: Send>(
     n: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
+    let parallel_from = if split_always() { 2 } else { parallel_from };
     if items.len() < parallel_from.max(2) || n < 2 {
         return items.iter().map(f).collect();
     }

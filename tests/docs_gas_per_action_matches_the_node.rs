@@ -34,6 +34,7 @@ impl Doc {
     async fn row(&mut self, seed: u8, action: Action, name: &str, what: &str) {
         let nonce = self.w.nonce(seed);
         let tx = sign_tx_with_gas(&key(seed), CHAIN, nonce, vec![action], "", 100_000_000);
+        write_fuzz_seed(name, &self.rows, &tx);
         self.w.height += 1;
         let (_, r) = self.w.node.block(self.w.height, vec![tx.into()]).await;
         let t = &r.tx_results[0];
@@ -41,6 +42,31 @@ impl Doc {
         self.rows
             .push((name.into(), what.into(), t.gas_used as u64));
     }
+}
+
+/// With `STAVE_FUZZ_SEEDS=DIR`, writes `tx` (a tx of one action of every
+/// kind, as this test builds them) as seeds of the `tx_envelope` fuzz
+/// target: its raw mode (byte 0, the tx) and its signed mode (byte 1, the
+/// body).
+fn write_fuzz_seed(name: &str, rows: &[(String, String, u64)], tx: &[u8]) {
+    use prost::Message;
+    let Ok(dir) = std::env::var("STAVE_FUZZ_SEEDS") else {
+        return;
+    };
+    let dir = std::path::Path::new(&dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let n = rows.len();
+    let body = stave::proto::tx::Tx::decode(tx).unwrap().body_bytes;
+    std::fs::write(
+        dir.join(format!("seed-{n:02}-{name}-raw")),
+        [&[0u8][..], tx].concat(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(format!("seed-{n:02}-{name}-body")),
+        [&[1u8][..], &body].concat(),
+    )
+    .unwrap();
 }
 
 fn b(s: &str) -> Vec<u8> {

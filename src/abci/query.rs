@@ -25,6 +25,12 @@ use crate::tx::{Code, CODESPACE};
 /// The proof op type of JMT ICS23 proofs.
 pub const PROOF_TYPE: &str = "ics23:jmt";
 
+/// The proof op type of jmt's own proofs (`SparseMerkleProof<Sha256>`,
+/// borsh-encoded), sent where ICS23 cannot hold: ICS23 refuses an empty
+/// value, the key's own or, in a proof of absence, a neighbour's (kvdb set
+/// members, for one, are stored empty).
+pub const JMT_PROOF_TYPE: &str = "jmt:sparse-merkle-sha256";
+
 fn hex32(s: &str) -> Result<[u8; 32], String> {
     let v = hex::decode(s).map_err(|e| format!("{s:?}: {e}"))?;
     v.as_slice()
@@ -73,8 +79,15 @@ pub fn query(store: &ChainStore, q: &request::Query) -> response::Query {
         0 => None,
         h => Some(h),
     };
-    match store.get_at(&key, height, q.prove) {
-        Ok(pv) => response::Query {
+    let answer = store.get_at(&key, height, q.prove).and_then(|pv| {
+        let proof = match &pv.proof {
+            Some(cp) => Some(proof_op(store, &key, pv.height, pv.value.as_deref(), cp)?),
+            None => None,
+        };
+        Ok((pv, proof))
+    });
+    match answer {
+        Ok((pv, proof)) => response::Query {
             code: Code::Ok.value().into(),
             log: if pv.value.is_some() {
                 "exists"
@@ -84,17 +97,36 @@ pub fn query(store: &ChainStore, q: &request::Query) -> response::Query {
             .into(),
             key: key.into(),
             value: pv.value.unwrap_or_default().into(),
-            proof: pv.proof.map(|p| ProofOps {
-                ops: vec![ProofOp {
-                    field_type: PROOF_TYPE.into(),
-                    key: Vec::new(),
-                    data: p.encode_to_vec(),
-                }],
-            }),
+            proof: proof.map(|op| ProofOps { ops: vec![op] }),
             height: pv.height.try_into().unwrap_or_default(),
             ..Default::default()
         },
         Err(e @ StoreError::HeightUnavailable { .. }) => fail(Code::NotFound, e.to_string()),
         Err(e) => fail(Code::NotReady, e.to_string()),
     }
+}
+
+/// The proof of `key` (holding `value`, or absent) at `height`: the ICS23
+/// proof `cp` when it holds against that height's root, else jmt's own.
+fn proof_op(
+    store: &ChainStore,
+    key: &[u8],
+    height: u64,
+    value: Option<&[u8]>,
+    cp: &ics23::CommitmentProof,
+) -> Result<ProofOp, StoreError> {
+    let root = store.root_at(height)?.unwrap_or_default();
+    if crate::proof::ics23_holds(cp, key, value, &root) {
+        return Ok(ProofOp {
+            field_type: PROOF_TYPE.into(),
+            key: Vec::new(),
+            data: cp.encode_to_vec(),
+        });
+    }
+    let (_, data) = store.prove_jmt_in(&store.view(), key, height)?;
+    Ok(ProofOp {
+        field_type: JMT_PROOF_TYPE.into(),
+        key: Vec::new(),
+        data,
+    })
 }

@@ -26,4 +26,4 @@ mod tests;
 pub use client::{verify_answer, Verified};
 pub use proven::Proven;
 pub use record::{prove, ProveError, Recorder, MAX_INDEX_ROWS, MAX_PROVEN_KEYS};
-pub use verify::{check_entries, replay, VerifyError};
+pub use verify::{check_entries, ics23_holds, jmt_holds, replay, VerifyError};

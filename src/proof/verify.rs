@@ -104,22 +104,8 @@ fn holds(e: &pb::ProvenEntry, app_hash: &[u8]) -> Result<bool, VerifyError> {
         reason,
     };
     if !e.jmt_proof.is_empty() {
-        // At most 256 siblings of 32 bytes plus a leaf: refuse more before
-        // decoding what an untrusted node sent.
-        if e.jmt_proof.len() > MAX_JMT_PROOF_BYTES {
-            return Err(decode(format!(
-                "jmt proof of {} bytes, over {MAX_JMT_PROOF_BYTES}",
-                e.jmt_proof.len()
-            )));
-        }
-        let p: jmt::proof::SparseMerkleProof<sha2::Sha256> =
-            borsh::from_slice(&e.jmt_proof).map_err(|err| decode(err.to_string()))?;
-        let Ok(root) = <[u8; 32]>::try_from(app_hash) else {
-            return Ok(false);
-        };
-        let key = jmt::KeyHash::with::<sha2::Sha256>(&e.key);
         let value = e.exists.then_some(e.value.as_slice());
-        return Ok(p.verify(jmt::RootHash(root), key, value).is_ok());
+        return jmt_holds(&e.jmt_proof, &e.key, value, app_hash).map_err(decode);
     }
     let cp = ics23::CommitmentProof::decode(e.proof.as_slice())
         .map_err(|err| decode(err.to_string()))?;
@@ -131,9 +117,37 @@ fn holds(e: &pb::ProvenEntry, app_hash: &[u8]) -> Result<bool, VerifyError> {
     ))
 }
 
+/// Whether jmt's own proof (`SparseMerkleProof<Sha256>`, borsh) of `key`
+/// (holding `value`, or absent) holds against `root`.
+///
+/// # Errors
+/// A proof over [`MAX_JMT_PROOF_BYTES`] or one that does not decode.
+pub fn jmt_holds(
+    proof: &[u8],
+    key: &[u8],
+    value: Option<&[u8]>,
+    root: &[u8],
+) -> Result<bool, String> {
+    // At most 256 siblings of 32 bytes plus a leaf: refuse more before
+    // decoding what an untrusted node sent.
+    if proof.len() > MAX_JMT_PROOF_BYTES {
+        return Err(format!(
+            "jmt proof of {} bytes, over {MAX_JMT_PROOF_BYTES}",
+            proof.len()
+        ));
+    }
+    let p: jmt::proof::SparseMerkleProof<sha2::Sha256> =
+        borsh::from_slice(proof).map_err(|err| err.to_string())?;
+    let Ok(root) = <[u8; 32]>::try_from(root) else {
+        return Ok(false);
+    };
+    let key = jmt::KeyHash::with::<sha2::Sha256>(key);
+    Ok(p.verify(jmt::RootHash(root), key, value).is_ok())
+}
+
 /// Whether an ICS23 proof of `key` (holding `value`, or absent) holds
 /// against `root` under jmt's spec.
-pub(super) fn ics23_holds(
+pub fn ics23_holds(
     cp: &ics23::CommitmentProof,
     key: &[u8],
     value: Option<&[u8]>,

@@ -1,0 +1,8 @@
+//! The `peer` target: its invariants are
+//! `stave::fuzz_fixtures::peer::peer_case` (src/fuzz_fixtures/).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| stave::fuzz_fixtures::peer::peer_case(data));

@@ -1,0 +1,8 @@
+//! The `stream_dek` target: its invariants are
+//! `stave::fuzz_fixtures::crypto::crypto_case` (src/fuzz_fixtures/).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| stave::fuzz_fixtures::crypto::crypto_case(data));

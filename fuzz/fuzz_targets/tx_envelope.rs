@@ -1,0 +1,8 @@
+//! The `tx_envelope` target: its invariants are
+//! `stave::fuzz_fixtures::tx::envelope_case` (src/fuzz_fixtures/).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| stave::fuzz_fixtures::tx::envelope_case(data));
