@@ -30,6 +30,9 @@ pub struct Metrics {
     pub local_sync: IntGaugeVec,
     /// Local-store rows that did not decode and were skipped.
     pub local_corrupt_rows: IntCounter,
+    /// Proofs sent with ABCI Query answers, by op type (`ics23`, `jmt`:
+    /// where ICS23 cannot hold, [`crate::proof::choose`]).
+    pub query_proofs: IntCounterVec,
     /// Ed25519 signatures checked by block verification (`tx::verify`).
     pub signature_checks: IntCounter,
     /// Tx decodes answered by the decode cache (`hit`) or done (`miss`).
@@ -243,6 +246,14 @@ fn build() -> Result<Metrics, prometheus::Error> {
         "Local-store rows that did not decode and were skipped (refetched)",
     )?;
     registry.register(Box::new(local_corrupt_rows.clone()))?;
+    let query_proofs = IntCounterVec::new(
+        Opts::new(
+            "query_proofs_total",
+            "Proofs sent with ABCI Query answers, by op type",
+        ),
+        &["type"],
+    )?;
+    registry.register(Box::new(query_proofs.clone()))?;
     let signature_checks = IntCounter::new(
         "signature_checks_total",
         "Ed25519 signatures checked by block and CheckTx batch verification (a bisected batch counts again)",
@@ -287,6 +298,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         checktx_total,
         local_sync,
         local_corrupt_rows,
+        query_proofs,
         signature_checks,
         decode_cache,
         listener_refused,

@@ -8,7 +8,7 @@
 //! the calling thread, and large ones on scoped threads that exit when done.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// Inputs shorter than this are mapped on the calling thread.
 pub const PARALLEL_FROM: usize = 256;
@@ -45,6 +45,37 @@ pub fn set_split_always(on: bool) {
 
 fn split_always() -> bool {
     SPLIT_ALWAYS.load(Ordering::Relaxed)
+}
+
+/// Held while a test or fuzz case sets the process-wide split settings, so
+/// that cases running in parallel cannot change each other's mid-run.
+static OVERRIDE: Mutex<()> = Mutex::new(());
+
+/// The split settings of one test or fuzz case ([`Override::hold`]): the
+/// machine's again on drop, a failed assertion included.
+pub struct Override(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+impl Override {
+    /// Waits for any other holder, then splits over `threads` (0: the
+    /// machine's cores), always when `split_always`.
+    pub fn hold(threads: usize, split_always: bool) -> Self {
+        let guard = OVERRIDE.lock().unwrap_or_else(PoisonError::into_inner);
+        let o = Override(guard);
+        o.set(threads, split_always);
+        o
+    }
+
+    /// Changes the settings while held.
+    pub fn set(&self, threads: usize, split_always: bool) {
+        set_threads(threads);
+        set_split_always(split_always);
+    }
+}
+
+impl Drop for Override {
+    fn drop(&mut self) {
+        self.set(0, false);
+    }
 }
 
 /// `items.iter().map(f)`, in parallel when there are [`PARALLEL_FROM`] or more.

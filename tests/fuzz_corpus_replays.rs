@@ -13,9 +13,12 @@ fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fuzz/corpus")
         .join(target);
+    // a renamed or missing corpus must fail, not replay nothing
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+        .unwrap_or_else(|e| panic!("the corpus {} of {target}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    assert!(!files.is_empty(), "the corpus {} is empty", dir.display());
     files.sort();
     files
         .into_iter()

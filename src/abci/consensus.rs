@@ -64,8 +64,24 @@ fn fatal(msg: &str) -> ! {
         error = msg,
         "node fault in the consensus path; stopping so CometBFT replays after restart"
     );
+    if let Some(note) = disk_full_note(msg) {
+        tracing::error!("{note}");
+        eprintln!("stave: {note}");
+    }
     eprintln!("stave: fatal: {msg}");
     std::process::exit(70)
+}
+
+/// An operator-facing line for a write that failed on a full disk: RocksDB
+/// reports it as `IO error: No space left on device: While ... file: PATH`,
+/// which names the path but not the errno.
+pub(crate) fn disk_full_note(msg: &str) -> Option<String> {
+    msg.contains("No space left on device").then(|| {
+        format!(
+            "disk full (ENOSPC): {msg}; free space and the node resumes \
+             (CometBFT replays the block that was not committed)"
+        )
+    })
 }
 
 fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, AppError> {
@@ -213,5 +229,20 @@ impl Service<ConsensusRequest> for Consensus {
                 Err(_) => fatal("consensus actor dropped a request"),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::disk_full_note;
+
+    #[test]
+    fn a_full_disk_is_named_with_its_errno_and_path() {
+        let rocks = "store: IO error: No space left on device: While appending to file: \
+                     /n/data/chain/000012.log: No space left on device";
+        let note = disk_full_note(rocks).expect("a disk-full error is recognised");
+        assert!(note.contains("ENOSPC"), "{note}");
+        assert!(note.contains("/n/data/chain/000012.log"), "{note}");
+        assert_eq!(disk_full_note("store: Corruption: bad block"), None);
     }
 }

@@ -1,5 +1,7 @@
-//! ABCI Query paths. Point reads at any retained height, with ICS23 proofs
-//! (`prove = true`) against that height's app hash.
+//! ABCI Query paths. Point reads at any retained height, with proofs
+//! (`prove = true`) against that height's app hash: ICS23, or jmt's own
+//! where ICS23 cannot hold ([`crate::proof::choose`]; an empty key or value,
+//! or an empty neighbour in a proof of absence).
 //!
 //! | path | data | value |
 //! | --- | --- | --- |
@@ -19,6 +21,7 @@ use tendermint::abci::{request, response};
 use tendermint::merkle::proof::{ProofOp, ProofOps};
 
 use crate::keyspaces::{accounts::account_key, kv::kv_key};
+use crate::proof::ChosenProof;
 use crate::store::{ChainStore, StoreError};
 use crate::tx::{Code, CODESPACE};
 
@@ -26,9 +29,10 @@ use crate::tx::{Code, CODESPACE};
 pub const PROOF_TYPE: &str = "ics23:jmt";
 
 /// The proof op type of jmt's own proofs (`SparseMerkleProof<Sha256>`,
-/// borsh-encoded), sent where ICS23 cannot hold: ICS23 refuses an empty
-/// value, the key's own or, in a proof of absence, a neighbour's (kvdb set
-/// members, for one, are stored empty).
+/// borsh-encoded), sent where ICS23 cannot hold: ICS23 refuses an empty key
+/// or value, the key's own or, in a proof of absence, a neighbour's (kvdb
+/// set members, for one, are stored empty). Standard ICS23 verifiers
+/// (CometBFT's light proxy, IBC) do not know this type.
 pub const JMT_PROOF_TYPE: &str = "jmt:sparse-merkle-sha256";
 
 fn hex32(s: &str) -> Result<[u8; 32], String> {
@@ -79,26 +83,21 @@ pub fn query(store: &ChainStore, q: &request::Query) -> response::Query {
         0 => None,
         h => Some(h),
     };
-    let answer = store.get_at(&key, height, q.prove).and_then(|pv| {
-        let proof = match &pv.proof {
-            Some(cp) => Some(proof_op(store, &key, pv.height, pv.value.as_deref(), cp)?),
-            None => None,
-        };
-        Ok((pv, proof))
-    });
+    let answer = if q.prove {
+        proven(store, &key, height)
+    } else {
+        store
+            .get_at(&key, height, false)
+            .map(|pv| (pv.height, pv.value, None))
+    };
     match answer {
-        Ok((pv, proof)) => response::Query {
+        Ok((at, value, proof)) => response::Query {
             code: Code::Ok.value().into(),
-            log: if pv.value.is_some() {
-                "exists"
-            } else {
-                "absent"
-            }
-            .into(),
+            log: if value.is_some() { "exists" } else { "absent" }.into(),
             key: key.into(),
-            value: pv.value.unwrap_or_default().into(),
+            value: value.unwrap_or_default().into(),
             proof: proof.map(|op| ProofOps { ops: vec![op] }),
-            height: pv.height.try_into().unwrap_or_default(),
+            height: at.try_into().unwrap_or_default(),
             ..Default::default()
         },
         Err(e @ StoreError::HeightUnavailable { .. }) => fail(Code::NotFound, e.to_string()),
@@ -106,27 +105,32 @@ pub fn query(store: &ChainStore, q: &request::Query) -> response::Query {
     }
 }
 
-/// The proof of `key` (holding `value`, or absent) at `height`: the ICS23
-/// proof `cp` when it holds against that height's root, else jmt's own.
-fn proof_op(
-    store: &ChainStore,
-    key: &[u8],
-    height: u64,
-    value: Option<&[u8]>,
-    cp: &ics23::CommitmentProof,
-) -> Result<ProofOp, StoreError> {
-    let root = store.root_at(height)?.unwrap_or_default();
-    if crate::proof::ics23_holds(cp, key, value, &root) {
-        return Ok(ProofOp {
-            field_type: PROOF_TYPE.into(),
-            key: Vec::new(),
-            data: cp.encode_to_vec(),
-        });
-    }
-    let (_, data) = store.prove_jmt_in(&store.view(), key, height)?;
-    Ok(ProofOp {
-        field_type: JMT_PROOF_TYPE.into(),
+/// A read's height, value and proof op.
+type Answer = (u64, Option<Vec<u8>>, Option<ProofOp>);
+
+/// `key` at `height` (`None`: the latest) with the proof that holds for it
+/// ([`crate::proof::choose`]), all read through one snapshot.
+fn proven(store: &ChainStore, key: &[u8], height: Option<u64>) -> Result<Answer, StoreError> {
+    let view = store.view();
+    let h = ChainStore::height_in(&view, height)?;
+    let chosen = crate::proof::choose(store, &view, key, h)?;
+    let (field_type, data) = match chosen.proof {
+        ChosenProof::Ics23(cp) => (PROOF_TYPE, cp.encode_to_vec()),
+        ChosenProof::Jmt(data) => (JMT_PROOF_TYPE, data),
+    };
+    let label = if field_type == PROOF_TYPE {
+        "ics23"
+    } else {
+        "jmt"
+    };
+    crate::metrics::metrics()
+        .query_proofs
+        .with_label_values(&[label])
+        .inc();
+    let op = ProofOp {
+        field_type: field_type.into(),
         key: Vec::new(),
         data,
-    })
+    };
+    Ok((h, chosen.value, Some(op)))
 }

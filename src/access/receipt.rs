@@ -56,7 +56,7 @@ pub fn verify(r: &pb::AccessReceipt, signature: &[u8], ephemeral: &[u8], wrapped
     ) else {
         return false;
     };
-    let Ok(vk) = ed25519_consensus::VerificationKey::try_from(key) else {
+    let Ok((_, vk)) = crate::tx::parse_identity_key(&key) else {
         return false;
     };
     vk.verify(&ed25519_consensus::Signature::from(sig), &sign_bytes(r))
@@ -99,5 +99,25 @@ mod tests {
         other.validator = vec![8; 32];
         assert!(!verify(&other, &sig, &[5; 32], &[6; 48]), "another signer");
         assert!(!verify(&r, &sig[..63], &[5; 32], &[6; 48]));
+    }
+
+    /// The identity point as the validator with (R = identity, s = 0)
+    /// verifies under a lax key parse; the receipt check refuses it.
+    #[test]
+    fn a_small_order_validator_key_cannot_forge_a_receipt() {
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        let mut forged = [0u8; 64];
+        forged[0] = 1;
+        let r = pb::AccessReceipt {
+            validator: identity.to_vec(),
+            wrapped_dek_hash: wrapped_hash(&[5; 32], &[6; 48]),
+            ..Default::default()
+        };
+        let lax = ed25519_consensus::VerificationKey::try_from(identity).expect("decodes");
+        assert!(lax
+            .verify(&ed25519_consensus::Signature::from(forged), &sign_bytes(&r))
+            .is_ok());
+        assert!(!verify(&r, &forged, &[5; 32], &[6; 48]));
     }
 }

@@ -111,7 +111,11 @@ pub fn main() -> ExitCode {
     match rt.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("stave: error: {e:#}");
+            let msg = format!("{e:#}");
+            if let Some(note) = crate::abci::consensus::disk_full_note(&msg) {
+                eprintln!("stave: {note}");
+            }
+            eprintln!("stave: error: {msg}");
             ExitCode::FAILURE
         }
     }

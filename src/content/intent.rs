@@ -139,7 +139,9 @@ impl Intent {
                 signed.signature.len()
             ))
         })?;
-        let vk = ed25519_consensus::VerificationKey::try_from(uploader)
+        // the same strict parse as a tx signer: a small-order key would let
+        // (R = identity, s = 0) verify any intent under ZIP-215
+        let (_, vk) = crate::tx::parse_identity_key(&uploader)
             .map_err(|e| IngestError::BadIntent(format!("uploader_pubkey: {e}")))?;
         vk.verify(
             &ed25519_consensus::Signature::from(sig),
@@ -263,6 +265,31 @@ mod tests {
             let err = Intent::verify(&s, &at()).expect_err("tampered");
             assert_eq!(err.code(), "BAD_SIGNATURE", "edit {n}: {err}");
         }
+    }
+
+    /// Under ZIP-215 a small-order key verifies (R = identity, s = 0) over
+    /// any message: the intent must refuse such a key before checking.
+    #[test]
+    fn a_small_order_uploader_cannot_forge_an_intent() {
+        let mut identity = [0u8; 32];
+        identity[0] = 1; // the neutral point, y = 1
+        let mut forged_sig = [0u8; 64];
+        forged_sig[..32].copy_from_slice(&identity);
+        let vk = ed25519_consensus::VerificationKey::try_from(identity).expect("decodes");
+        let mut i = intent();
+        i.uploader_pubkey = identity.to_vec();
+        let probe = ed25519_consensus::Signature::from(forged_sig);
+        assert!(
+            vk.verify(&probe, &intent_sign_bytes(&i)).is_ok(),
+            "the forgery holds for a lax parse, so the test can fail"
+        );
+        let s = pb::SignedIntent {
+            intent: Some(i),
+            signature: forged_sig.to_vec(),
+        };
+        let err = Intent::verify(&s, &at()).expect_err("a weak key is refused");
+        assert_eq!(err.code(), "BAD_INTENT", "{err}");
+        assert!(err.to_string().contains("small-order"), "{err}");
     }
 
     #[test]

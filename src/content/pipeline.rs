@@ -416,7 +416,7 @@ impl Pipeline {
             .as_slice()
             .try_into()
             .map_err(|_| bad())?;
-        let vk = ed25519_consensus::VerificationKey::try_from(pk).map_err(|_| bad())?;
+        let (_, vk) = crate::tx::parse_identity_key(&pk).map_err(|_| bad())?;
         let bytes = crate::keyspaces::uploads::manifest_sign_bytes(m);
         vk.verify(&ed25519_consensus::Signature::from(sig), &bytes)
             .map_err(|_| bad())?;

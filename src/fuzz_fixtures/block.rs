@@ -28,6 +28,7 @@ use super::world::{self, model_id, sign_wire, World, USERS, VALIDATORS};
 use crate::app::{BlockOutcome, CheckKind, TxClass};
 use crate::keyspaces::casbin::{AddCasbinRule, RemoveCasbinRule};
 use crate::keyspaces::kv::{KvDelete, KvSet, KvdbAction, KvdbOp};
+use crate::par::Override;
 use crate::proto::tx as pb;
 use crate::tx::Action;
 
@@ -56,13 +57,17 @@ fn block_run(data: &[u8]) -> Option<Vec<TxClass>> {
     let block = shape(&mut Unstructured::new(data), &w).ok()?;
     let txs: Vec<&[u8]> = block.iter().map(|c| c.bytes.as_slice()).collect();
     let height = world::SETUP_BLOCKS + 1;
-    let cold = cold_run(&mut w, height, &txs);
-    let warm = warm_run(&mut w, height, &txs);
-    crate::par::set_threads(0);
-    crate::par::set_split_always(false);
+    let split = crate::par::Override::hold(1, false);
+    let cold = cold_run(&mut w, height, &txs, &split);
+    let warm = warm_run(&mut w, height, &txs, &split);
+    drop(split);
     assert_eq!(cold.app_hash, warm.app_hash, "app hash, cold vs warm");
     assert_eq!(cold.txs, warm.txs, "tx outcomes, cold vs warm");
     assert_eq!(cold.events, warm.events, "block events, cold vs warm");
+    assert_eq!(
+        cold.validator_updates, warm.validator_updates,
+        "validator updates, cold vs warm"
+    );
     for (c, o) in block.iter().zip(&cold.txs) {
         assert!(
             !(c.raw && o.class == TxClass::Applied),
@@ -74,26 +79,24 @@ fn block_run(data: &[u8]) -> Option<Vec<TxClass>> {
     Some(cold.txs.iter().map(|t| t.class).collect())
 }
 
-fn cold_run(w: &mut World, height: u64, txs: &[&[u8]]) -> BlockOutcome {
+fn cold_run(w: &mut World, height: u64, txs: &[&[u8]], split: &Override) -> BlockOutcome {
     w.reload();
     crate::keyspaces::casbin::cache::clear();
     crate::tx::clear_identity_key_cache();
-    crate::par::set_threads(1);
-    crate::par::set_split_always(false);
+    split.set(1, false);
     w.app
         .finalize_block(height, world::time_ns(height), txs)
         .expect("FinalizeBlock of the next height never fails")
 }
 
-fn warm_run(w: &mut World, height: u64, txs: &[&[u8]]) -> BlockOutcome {
+fn warm_run(w: &mut World, height: u64, txs: &[&[u8]], split: &Override) -> BlockOutcome {
     let mempool = w.app.mempool();
     mempool.reset();
     for tx in txs {
         mempool.check(tx, CheckKind::New);
     }
     mempool.reset();
-    crate::par::set_threads(3);
-    crate::par::set_split_always(true);
+    split.set(3, true);
     w.app
         .finalize_block(height, world::time_ns(height), txs)
         .expect("FinalizeBlock of the next height never fails")
@@ -281,23 +284,15 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fuzz_fixtures::common::Noise;
 
     /// The shaped blocks reach execution: some txs apply, some fail in
     /// their actions, some are rejected.
     #[test]
     fn seeds_and_noise_reach_every_class() {
         let mut classes = Vec::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let noise = (0..200).map(|_| {
-            (0..600)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect::<Vec<u8>>()
-        });
+        let mut x = Noise::new(0x9e37_79b9_7f4a_7c15);
+        let noise = (0..200).map(|_| x.bytes(600));
         for data in seeds().into_iter().map(|(_, b)| b).chain(noise) {
             classes.extend(block_run(&data).unwrap_or_default());
         }

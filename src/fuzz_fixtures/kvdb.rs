@@ -408,6 +408,7 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fuzz_fixtures::common::Noise;
 
     #[test]
     fn seeds_reach_deep_and_pseudo_random_inputs_pass() {
@@ -416,17 +417,9 @@ mod tests {
             let ok = codes.iter().filter(|c| **c == 0).count();
             assert!(ok >= 3 && ok < codes.len(), "{name}: codes {codes:?}");
         }
-        let mut x: u64 = 0x853c_49e6_748f_ea9b;
+        let mut x = Noise::new(0x853c_49e6_748f_ea9b);
         for n in 0..2000 {
-            let data: Vec<u8> = (0..n % 200)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            kvdb_case(&data);
+            kvdb_case(&x.bytes(n % 200));
         }
     }
 }

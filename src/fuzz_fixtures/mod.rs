@@ -29,6 +29,7 @@
 
 pub mod block;
 pub mod casbin;
+mod common;
 pub mod crypto;
 pub mod frame;
 pub mod kvdb;
@@ -73,7 +74,7 @@ pub fn run(name: &str, data: &[u8]) -> bool {
 }
 
 /// Target `name`'s seeds: (file name, bytes), written into its corpus by
-/// `cargo run --example fuzz_seeds` and replayed with it.
+/// `cargo run --example node_fuzz_seeds` and replayed with it.
 pub fn seeds(name: &str) -> Vec<(String, Vec<u8>)> {
     match name {
         "tx_envelope" => tx::seeds(),

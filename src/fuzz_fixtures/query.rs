@@ -23,6 +23,8 @@ use tendermint::abci::request;
 
 use super::world::{self, pubkey, SETUP_BLOCKS, USERS};
 use crate::abci::query::{query, JMT_PROOF_TYPE, PROOF_TYPE};
+use crate::keyspaces::accounts::account_key;
+use crate::keyspaces::kv::{keys::kvdb_key, kv_key};
 use crate::proof::{ics23_holds, jmt_holds};
 use crate::tx::Code;
 
@@ -85,7 +87,15 @@ fn proven(store: &crate::store::ChainStore, a: &tendermint::abci::response::Quer
             let cp = ics23::CommitmentProof::decode(op.data.as_slice()).expect("the proof decodes");
             ics23_holds(&cp, &a.key, value, &root)
         }
-        JMT_PROOF_TYPE => jmt_holds(&op.data, &a.key, value, &root).expect("the proof decodes"),
+        JMT_PROOF_TYPE => {
+            assert!(
+                ics23_cannot_carry(store, &a.key, a.height.value(), value),
+                "a jmt proof of {} at {} where ICS23 could hold",
+                hex::encode(&a.key),
+                a.height
+            );
+            jmt_holds(&op.data, &a.key, value, &root).expect("the proof decodes")
+        }
         other => panic!("unknown proof op type {other:?}"),
     };
     assert!(
@@ -95,6 +105,28 @@ fn proven(store: &crate::store::ChainStore, a: &tendermint::abci::response::Quer
         hex::encode(&a.key),
         a.height
     );
+}
+
+/// The cases ICS23 cannot prove: an empty key or value, or an empty
+/// neighbour in a proof of absence.
+fn ics23_cannot_carry(
+    store: &crate::store::ChainStore,
+    key: &[u8],
+    height: u64,
+    value: Option<&[u8]>,
+) -> bool {
+    use ics23::commitment_proof::Proof;
+    if key.is_empty() || value.is_some_and(<[u8]>::is_empty) {
+        return true;
+    }
+    let (_, cp) = store
+        .prove_in(&store.view(), key, height)
+        .expect("the store proves");
+    let empty = |e: &Option<ics23::ExistenceProof>| e.as_ref().is_some_and(|e| e.value.is_empty());
+    match cp.proof {
+        Some(Proof::Nonexist(n)) => empty(&n.left) || empty(&n.right),
+        _ => false,
+    }
 }
 
 fn segment(u: &mut Unstructured<'_>) -> AResult<String> {
@@ -111,6 +143,27 @@ fn segment(u: &mut Unstructured<'_>) -> AResult<String> {
     })
 }
 
+/// A state key near the world's: a user's account, kv or kvdb key (built
+/// by the keyspaces' own functions), cut short or extended at random.
+fn world_key(u: &mut Unstructured<'_>) -> AResult<Vec<u8>> {
+    let user = pubkey(*u.choose(&USERS)?);
+    let name = *u.choose(&[&b"k1"[..], b"set", b"z", b"name", b""])?;
+    let mut k = match u.int_in_range(0..=2u8)? {
+        0 => account_key(&user),
+        1 => kv_key(&user, name),
+        _ => kvdb_key(&user, u.choose(&["db", "roles", "default"])?, name),
+    };
+    match u.int_in_range(0..=2u8)? {
+        0 => {}
+        1 => k.truncate(u.choose_index(k.len() + 1)?),
+        _ => {
+            let n = u.int_in_range(0..=8)?;
+            k.extend_from_slice(u.bytes(n)?);
+        }
+    }
+    Ok(k)
+}
+
 fn shape(u: &mut Unstructured<'_>) -> AResult<request::Query> {
     let path = if u.ratio(1, 8)? {
         u.arbitrary::<String>()?
@@ -123,12 +176,7 @@ fn shape(u: &mut Unstructured<'_>) -> AResult<request::Query> {
         p
     };
     let data = if u.arbitrary()? {
-        let mut k = u
-            .choose(&[&b"accounts/"[..], b"kv/", b"kvdb/", b"casbin/", b""])?
-            .to_vec();
-        let len = u.int_in_range(0..=40)?;
-        k.extend_from_slice(u.bytes(len)?);
-        k
+        world_key(u)?
     } else {
         u.arbitrary::<Vec<u8>>()?
     };
@@ -155,21 +203,13 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fuzz_fixtures::common::Noise;
 
     /// Seeds and noise reach answers of every kind, proven values among them.
     #[test]
     fn seeds_and_noise_reach_values_and_refusals() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let noise = (0..3000).map(|_| {
-            (0..80)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect::<Vec<u8>>()
-        });
+        let mut x = Noise::new(0x2545_f491_4f6c_dd1d);
+        let noise = (0..3000).map(|_| x.bytes(80));
         let answers: Vec<_> = seeds()
             .into_iter()
             .map(|(_, b)| b)

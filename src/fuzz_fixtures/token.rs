@@ -354,6 +354,7 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fuzz_fixtures::common::Noise;
 
     #[test]
     fn seeds_and_pseudo_random_inputs_pass() {
@@ -361,18 +362,9 @@ mod tests {
             token_case(&s);
             assert!(!name.is_empty());
         }
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut x = Noise::new(0x9e37_79b9_7f4a_7c15);
         for n in 0..2000 {
-            let len = n % 200;
-            let data: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            token_case(&data);
+            token_case(&x.bytes(n % 200));
         }
     }
 

@@ -63,8 +63,8 @@ pub fn verify(
         .as_slice()
         .try_into()
         .map_err(|_| bad("signature is not 64 bytes"))?;
-    let vk = ed25519_consensus::VerificationKey::try_from(*responder)
-        .map_err(|_| bad("responder key is not a curve point"))?;
+    let (_, vk) = crate::tx::parse_identity_key(responder)
+        .map_err(|_| bad("responder key is not a strict identity key"))?;
     vk.verify(
         &ed25519_consensus::Signature::from(sig),
         &sign_bytes(request, cid, r.held, r.size),
@@ -102,5 +102,27 @@ mod tests {
         let mut lie = a.clone();
         lie.held = false;
         assert!(verify(&me, &req, b"cid", &lie).is_err(), "flipped answer");
+    }
+
+    /// A responder named by a small-order key cannot answer with the
+    /// signature (R = identity, s = 0), which a lax parse would accept.
+    #[test]
+    fn a_small_order_responder_cannot_forge_an_answer() {
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        let req = SignedPeerRequest {
+            request: b"req".to_vec(),
+            signature: vec![],
+        };
+        let mut forged = HasContentResponse {
+            cid: b"cid".to_vec(),
+            responder: identity.to_vec(),
+            held: true,
+            size: 9,
+            signature: vec![0; 64],
+        };
+        forged.signature[0] = 1;
+        let err = verify(&identity, &req, b"cid", &forged).expect_err("refused");
+        assert!(err.to_string().contains("strict identity key"), "{err}");
     }
 }

@@ -15,6 +15,7 @@
 //! Index rows are not in the app hash: a listing is proven item by item
 //! (each item is read from its primary record), never complete.
 
+mod choose;
 pub mod client;
 mod proven;
 mod record;
@@ -23,6 +24,7 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
+pub use choose::{choose, Chosen, ChosenProof};
 pub use client::{verify_answer, Verified};
 pub use proven::Proven;
 pub use record::{prove, ProveError, Recorder, MAX_INDEX_ROWS, MAX_PROVEN_KEYS};

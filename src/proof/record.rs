@@ -122,24 +122,12 @@ pub fn prove(
             index_rows: index.len(),
         });
     }
-    let root = store
-        .root_at(height)?
-        .ok_or_else(|| StoreError::Tree(format!("no root at height {height}")))?;
     let mut entries = Vec::with_capacity(state.len());
     for (key, read) in state {
-        // ICS23 refuses an empty value, the key's own or a neighbour's in a
-        // proof of absence, and has no proof in an empty tree: there jmt's
-        // own proof is sent.
-        let (value, proof, jmt_proof) = match store.prove_in(view, &key, height) {
-            Ok((value, proof))
-                if super::verify::ics23_holds(&proof, &key, value.as_deref(), &root) =>
-            {
-                (value, proof.encode_to_vec(), Vec::new())
-            }
-            _ => {
-                let (value, jmt_proof) = store.prove_jmt_in(view, &key, height)?;
-                (value, Vec::new(), jmt_proof)
-            }
+        let super::Chosen { value, proof } = super::choose(store, view, &key, height)?;
+        let (proof, jmt_proof) = match proof {
+            super::ChosenProof::Ics23(cp) => (cp.encode_to_vec(), Vec::new()),
+            super::ChosenProof::Jmt(data) => (Vec::new(), data),
         };
         if value != read {
             return Err(StoreError::Tree(format!(

@@ -26,20 +26,7 @@ impl ChainStore {
         prove: bool,
     ) -> Result<ProvenValue, StoreError> {
         let view = self.view();
-        let info = view.commit_info()?;
-        let latest = info.height.ok_or(StoreError::HeightUnavailable {
-            requested: height.unwrap_or(0),
-            earliest: 0,
-            latest: 0,
-        })?;
-        let h = height.unwrap_or(latest);
-        if h > latest || h < info.earliest_version {
-            return Err(StoreError::HeightUnavailable {
-                requested: h,
-                earliest: info.earliest_version,
-                latest,
-            });
-        }
+        let h = Self::height_in(&view, height)?;
         let reader = DbTreeReader {
             db: self.db(),
             snap: Some(view.snapshot()),
@@ -64,6 +51,28 @@ impl ChainStore {
                 proof: None,
             })
         }
+    }
+
+    /// `height` (`None`: the latest) if `view` holds it.
+    ///
+    /// # Errors
+    /// [`StoreError::HeightUnavailable`] if the height is pruned or in the future.
+    pub fn height_in(view: &super::View<'_>, height: Option<u64>) -> Result<u64, StoreError> {
+        let info = view.commit_info()?;
+        let latest = info.height.ok_or(StoreError::HeightUnavailable {
+            requested: height.unwrap_or(0),
+            earliest: 0,
+            latest: 0,
+        })?;
+        let h = height.unwrap_or(latest);
+        if h > latest || h < info.earliest_version {
+            return Err(StoreError::HeightUnavailable {
+                requested: h,
+                earliest: info.earliest_version,
+                latest,
+            });
+        }
+        Ok(h)
     }
 
     /// `key`'s value at `height` with its ICS23 proof, read through
@@ -112,7 +121,15 @@ impl ChainStore {
 
     /// The root hash of a committed version.
     pub fn root_at(&self, height: u64) -> Result<Option<[u8; 32]>, StoreError> {
-        let view = self.view();
+        self.root_in(&self.view(), height)
+    }
+
+    /// The root hash of a committed version, read through `view`'s snapshot.
+    pub fn root_in(
+        &self,
+        view: &super::View<'_>,
+        height: u64,
+    ) -> Result<Option<[u8; 32]>, StoreError> {
         let reader = DbTreeReader {
             db: self.db(),
             snap: Some(view.snapshot()),

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod chaos;
 pub mod localnet;
 pub mod rights;
 pub mod upload;

@@ -65,27 +65,6 @@ fn rows(b: &TreeUpdateBatch) -> (Rows, Rows, Rows) {
     (nodes, values, stale)
 }
 
-/// Sets the split's thread count, and puts the machine's back on drop
-/// (a failed assertion included). The lock keeps these tests, which run in
-/// parallel, from changing each other's count mid-run.
-struct Threads(#[allow(dead_code)] parking_lot::MutexGuard<'static, ()>);
-
-static THREADS: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
-
-impl Threads {
-    fn set(n: usize) -> Self {
-        let guard = THREADS.lock();
-        crate::par::set_threads(n);
-        Threads(guard)
-    }
-}
-
-impl Drop for Threads {
-    fn drop(&mut self) {
-        crate::par::set_threads(0);
-    }
-}
-
 /// Checks the split run of every insert-only block against jmt's, commits
 /// every block (a block with a delete through the store's sequential
 /// path), and returns how many blocks took the split.
@@ -93,7 +72,7 @@ fn check_blocks(blocks: &[Block], parallel_from: u64, threads: usize) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let store = ChainStore::open(dir.path()).unwrap();
     store.commit_genesis("c", 0, Changes::default()).unwrap();
-    let _threads = Threads::set(threads);
+    let _threads = crate::par::Override::hold(threads, false);
     let mut live = BTreeSet::new();
     let mut splits = 0;
     for (i, block) in blocks.iter().enumerate() {

@@ -1,0 +1,6 @@
+use super::*;
+
+#[test]
+fn seeds_reach_their_paths_and_random_inputs_hold() {
+    crate::fuzz_fixtures::common::check_mode_target(seeds(), run, snapshot_case);
+}
