@@ -87,7 +87,7 @@ pub fn query(store: &ChainStore, q: &request::Query) -> response::Query {
         proven(store, &key, height)
     } else {
         store
-            .get_at(&key, height, false)
+            .get_at(&key, height)
             .map(|pv| (pv.height, pv.value, None))
     };
     match answer {

@@ -438,8 +438,8 @@ mod tests {
                 for v in earliest..=h {
                     for k in 0u16..40 {
                         let key = format!("k{k}").into_bytes();
-                        let x = a.get_at(&key, Some(v), false).unwrap().value;
-                        let y = b.get_at(&key, Some(v), false).unwrap().value;
+                        let x = a.get_at(&key, Some(v)).unwrap().value;
+                        let y = b.get_at(&key, Some(v)).unwrap().value;
                         prop_assert_eq!(x, y, "key k{} at {} (latest {})", k, v, h);
                     }
                 }

@@ -1,17 +1,16 @@
-//! Point reads at a height, with ICS23 proofs against that height's root.
+//! Point reads at a height, and proofs against that height's root
+//! (chosen by [`crate::proof::choose`]).
 
 use jmt::JellyfishMerkleTree;
 
 use super::tree::{key_hash, DbTreeReader, Hasher};
 use super::{ChainStore, StoreError};
 
-/// A value read at a height, with its proof when one was asked for.
+/// A value read at a height.
 #[derive(Debug, Clone)]
 pub struct ProvenValue {
     pub height: u64,
     pub value: Option<Vec<u8>>,
-    /// An encoded `ics23::CommitmentProof` (existence or non-existence).
-    pub proof: Option<ics23::CommitmentProof>,
 }
 
 impl ChainStore {
@@ -19,38 +18,17 @@ impl ChainStore {
     ///
     /// # Errors
     /// [`StoreError::HeightUnavailable`] if the height is pruned or in the future.
-    pub fn get_at(
-        &self,
-        key: &[u8],
-        height: Option<u64>,
-        prove: bool,
-    ) -> Result<ProvenValue, StoreError> {
+    pub fn get_at(&self, key: &[u8], height: Option<u64>) -> Result<ProvenValue, StoreError> {
         let view = self.view();
         let h = Self::height_in(&view, height)?;
         let reader = DbTreeReader {
             db: self.db(),
             snap: Some(view.snapshot()),
         };
-        let tree = JellyfishMerkleTree::<_, Hasher>::new(&reader);
-        if prove {
-            let (value, proof) = tree
-                .get_with_ics23_proof(key.to_vec(), h)
-                .map_err(|e| StoreError::Tree(format!("proof at {h}: {e:#}")))?;
-            Ok(ProvenValue {
-                height: h,
-                value,
-                proof: Some(proof),
-            })
-        } else {
-            let value = tree
-                .get(key_hash(key), h)
-                .map_err(|e| StoreError::Tree(format!("get at {h}: {e:#}")))?;
-            Ok(ProvenValue {
-                height: h,
-                value,
-                proof: None,
-            })
-        }
+        let value = JellyfishMerkleTree::<_, Hasher>::new(&reader)
+            .get(key_hash(key), h)
+            .map_err(|e| StoreError::Tree(format!("get at {h}: {e:#}")))?;
+        Ok(ProvenValue { height: h, value })
     }
 
     /// `height` (`None`: the latest) if `view` holds it.
