@@ -19,6 +19,7 @@ use crate::store::ChainStore;
 /// Runs a node from its home directory.
 pub async fn run(home: &Home) -> anyhow::Result<()> {
     let config = Config::load(&home.config_file())?;
+    set_peer_source(&config.peer.listen)?;
     let nofile = crate::net::rlimit::raise_nofile();
     tracing::info!(?nofile, "descriptor limit");
     if let Err(e) = crate::net::rlimit::caps_fit(&config.limits, nofile) {
@@ -177,10 +178,6 @@ async fn spawn_listeners(
         tracing::warn!("[peer] listen is empty: this node serves no PeerService");
     } else {
         let listener = bind_tcp("gRPC peer", &config.peer.listen).await?;
-        let ip = listener.local_addr()?.ip();
-        if !ip.is_unspecified() {
-            crate::local::peer_client::bind_source(ip);
-        }
         let allow = Arc::new(crate::net::allow::AllowList::default());
         let heights = notifier.subscribe_height();
         tasks.spawn(crate::net::allow::keep_fresh(allow.clone(), store.clone(), heights).map(Ok));
@@ -208,6 +205,23 @@ async fn spawn_listeners(
             crate::metrics::serve(listener, max).await;
             Ok(())
         });
+    }
+    Ok(())
+}
+
+/// Makes peer connections leave from the IP of `[peer] listen` (unless it
+/// is empty or unspecified), before any task can dial a peer: a channel
+/// opened earlier would keep the OS's source address for good, and peers
+/// admit connections by source IP (`net::allow`).
+fn set_peer_source(listen: &str) -> anyhow::Result<()> {
+    if listen.is_empty() {
+        return Ok(());
+    }
+    let sa: SocketAddr = listen
+        .parse()
+        .map_err(|e| anyhow::anyhow!("[peer] listen address {listen:?}: {e}"))?;
+    if !sa.ip().is_unspecified() {
+        crate::local::peer_client::bind_source(sa.ip());
     }
     Ok(())
 }

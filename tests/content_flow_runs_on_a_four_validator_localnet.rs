@@ -5,7 +5,7 @@
 //! appears through `GrantsByKey` on every node → all nodes end with
 //! identical app hashes.
 //!
-//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 33000.
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 13000.
 
 mod common;
 
@@ -42,7 +42,7 @@ async fn content_flow_runs_on_a_four_validator_localnet() {
     let Some(bins) = binaries("content_flow_runs_on_a_four_validator_localnet") else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 33000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 13000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

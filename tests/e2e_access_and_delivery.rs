@@ -23,7 +23,7 @@
 //! - with node 0 stopped, the uploader recovers the content through the
 //!   chain's recovery copy and the other replicas.
 //!
-//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 47000.
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 27000.
 
 mod common;
 
@@ -119,7 +119,7 @@ async fn a_licensed_consumer_gets_the_key_and_the_file_and_every_delivery_is_on_
     let Some(bins) = binaries("e2e_access_and_delivery") else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 47000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 27000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

@@ -20,7 +20,7 @@
 //! Oversized blocks are not sent: CometBFT v0.38 panics in its own
 //! proposer when PrepareProposal answers more than `max_tx_bytes`, so the
 //! in-process check is that Stave's PrepareProposal never does
-//! (`one_account_many_txs_in_one_block`). Base port 46000.
+//! (`one_account_many_txs_in_one_block`). Base port 26000.
 
 #[path = "common/abci_proxy.rs"]
 mod abci_proxy;
@@ -40,7 +40,7 @@ use stave::tx::build::{sign_tx, sign_tx_with_gas};
 use stave::tx::{Action, DecodedTx};
 
 const WAIT: Duration = Duration::from_secs(120);
-const BASE_PORT: u16 = 46000;
+const BASE_PORT: u16 = 26000;
 /// Each hostile set is proposed at least this many times.
 const ROUNDS_EACH: u64 = 2;
 /// Honest txs sent at most (the loop ends once every set was proposed).

@@ -1,5 +1,5 @@
 //! End-to-end, through the `stave` CLI only, on a real 2-validator localnet
-//! (base port 38000): `keys add`, `tx kv token create|update|delete` (the
+//! (base port 18000): `keys add`, `tx kv token create|update|delete` (the
 //! update relayed by another key), `query kv tokens --tag … --mode any` and
 //! `query kv history`, each read through the other node than the write;
 //! then two `--no-wait` txs in a row, the second on the pending nonce.
@@ -87,7 +87,7 @@ async fn cli_drives_a_token_lifecycle_and_its_queries() {
     let Some(bins) = binaries("cli_drives_a_token_lifecycle_and_its_queries") else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(2, 38000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(2, 18000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

@@ -20,7 +20,7 @@
 //! commit with code 0. Then every node must commit three more blocks, and
 //! all must agree on the app hash.
 //!
-//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 42000.
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 22000.
 
 mod common;
 
@@ -267,7 +267,7 @@ async fn a_flood_of_expensive_txs_keeps_every_node_committing() {
     let Some(bins) = binaries("e2e_expensive_tx_flood_keeps_every_node_committing") else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 42000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 22000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

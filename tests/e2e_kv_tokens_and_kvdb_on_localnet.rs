@@ -1,4 +1,4 @@
-//! End-to-end on a real 4-validator localnet (base port 35000): a KV
+//! End-to-end on a real 4-validator localnet (base port 15000): a KV
 //! token's full lifecycle through gRPC (relayed, across all nodes), the same
 //! tag query answer on every node, the full history, and a kvdb hash and
 //! counter whose TTL expires at the first block whose time reaches it.
@@ -98,7 +98,7 @@ async fn kv_tokens_and_kvdb_on_a_real_localnet() {
         return;
     };
     let started = Instant::now();
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 35000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 15000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

@@ -30,7 +30,7 @@ use stave::proto::peer::FetchWrappedDek;
 use tonic::transport::{Channel, Endpoint};
 
 const WAIT: Duration = Duration::from_secs(90);
-const BASE_PORT: u16 = 41000;
+const BASE_PORT: u16 = 21000;
 const IDLE_CONNECTIONS: usize = 5000;
 const CAP: usize = 500;
 

@@ -10,7 +10,7 @@
 //!    (DATA_LOSS), `list` marks it, `relinquish` refuses a healthy entry
 //!    and removes the corrupt one, and the values survive the restart.
 //!
-//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 37000.
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 17000.
 
 mod common;
 
@@ -24,7 +24,7 @@ use stave::proto::local::LocalKvGetRequest;
 use tonic::transport::Endpoint;
 
 const WAIT: Duration = Duration::from_secs(90);
-const BASE_PORT: u16 = 37000;
+const BASE_PORT: u16 = 17000;
 
 fn kv_in(net: &Localnet, context: &str, args: &[&str]) -> Output {
     let home = net.stave_home(0);

@@ -41,7 +41,7 @@ use stave::tx::{build::sign_tx, Action};
 use x25519_dalek::{PublicKey, StaticSecret};
 
 const WAIT: Duration = Duration::from_secs(180);
-const BASE_PORT: u16 = 36000;
+const BASE_PORT: u16 = 16000;
 
 struct Upload {
     plain: Vec<u8>,

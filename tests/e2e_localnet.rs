@@ -273,7 +273,7 @@ async fn four_validator_localnet() {
         return;
     };
     let started = Instant::now();
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 31000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 11000));
     let mut accts: Vec<Acct> = (0..ACCOUNTS).map(|_| Acct::fresh()).collect();
     let tag = run_tag();
 
@@ -1076,7 +1076,7 @@ async fn init_chain_repeats_after_crash_before_block_1() {
         return;
     };
     let started = Instant::now();
-    let net = Localnet::new(&bins, LocalnetConfig::new(2, 32000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(2, 12000));
     const GENESIS_LOG: &str = "genesis committed";
 
     // Homes, keys and a 2-validator genesis from the script; the genesis app

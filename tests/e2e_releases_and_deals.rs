@@ -15,7 +15,7 @@
 //! 5. `stave query release ID --ern` renders XML that imports to the stored
 //!    message; the app hashes agree.
 //!
-//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 48000.
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 28000.
 
 mod common;
 
@@ -105,7 +105,7 @@ async fn e2e_releases_and_deals() {
     let Some(bins) = binaries("e2e_releases_and_deals") else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 48000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 28000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

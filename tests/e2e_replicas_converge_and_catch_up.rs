@@ -11,7 +11,7 @@
 //!    non-validator) is refused, counted, and spreads nowhere.
 //!
 //! The localnet uses the low proof-of-work base (genesis
-//! `params.replica`, testnet/params.json) and 2 s rounds (testnet/testnet). Base port 44000. Adds about 20 s to CI (16 s in session 32).
+//! `params.replica`, testnet/params.json) and 2 s rounds (testnet/testnet). Base port 24000. Adds about 20 s to CI (16 s in session 32).
 
 mod common;
 #[path = "common/replica.rs"]
@@ -28,7 +28,7 @@ use stave::proto::replica as pb;
 use tonic::transport::Endpoint;
 
 const WAIT: Duration = Duration::from_secs(120);
-const BASE_PORT: u16 = 44000;
+const BASE_PORT: u16 = 24000;
 const ENTRIES: usize = 10_000;
 
 async fn db(

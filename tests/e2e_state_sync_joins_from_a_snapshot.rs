@@ -28,7 +28,7 @@ use stave::proto::kv::{KvdbRequest, LookupRequest};
 use stave::proto::tx::BroadcastAndWaitRequest;
 use stave::tx::{build::sign_tx, Action};
 
-const BASE_PORT: u16 = 49000;
+const BASE_PORT: u16 = 29000;
 const TARGET: u64 = 1_000;
 const PID: &str = "[1,\"state sync\"]";
 const NEW: usize = 4;

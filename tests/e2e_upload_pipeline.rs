@@ -21,7 +21,7 @@
 //!   --resume JOB` signs the manifest and the upload is registered, with
 //!   its WebP cover stored as the PNG of the same pixels.
 //!
-//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 43000.
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 23000.
 
 mod common;
 
@@ -131,7 +131,7 @@ async fn a_wav_uploaded_through_the_cli_is_transcoded_encrypted_replicated_and_r
     let Some(bins) = binaries("e2e_upload_pipeline") else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 43000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 23000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use common::localnet::*;
 use serde_json::{json, Value};
 
-const BASE_PORT: u16 = 34000;
+const BASE_PORT: u16 = 14000;
 const NEW: usize = 4;
 
 async fn comet_validators(net: &Localnet, node: usize) -> Result<Vec<String>, String> {

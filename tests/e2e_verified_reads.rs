@@ -1,4 +1,4 @@
-//! Verified reads on a real 4-validator localnet (base port 45000): the
+//! Verified reads on a real 4-validator localnet (base port 25000): the
 //! `stave` CLI's `--verify` checks reads through node 1 against headers its
 //! light client verifies from a trust root, and fails when a proxy between
 //! client and node tampers with the answer; the library checks ABCI proofs
@@ -339,7 +339,7 @@ async fn verified_reads_hold_against_headers_and_catch_a_tampering_proxy() {
     else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 45000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 25000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 2, WAIT).await;

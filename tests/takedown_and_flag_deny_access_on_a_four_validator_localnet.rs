@@ -16,7 +16,7 @@
 //!   validator's home;
 //! - all nodes end with identical app hashes.
 //!
-//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 39000.
+//! Binaries and CI behaviour as in `e2e_localnet.rs`. Base port 19000.
 
 mod common;
 
@@ -139,7 +139,7 @@ async fn takedown_and_flag_deny_access_on_a_four_validator_localnet() {
     let Some(bins) = binaries("takedown_and_flag_deny_access_on_a_four_validator_localnet") else {
         return;
     };
-    let net = Localnet::new(&bins, LocalnetConfig::new(4, 39000));
+    let net = Localnet::new(&bins, LocalnetConfig::new(4, 19000));
     net.up();
     for i in 0..net.nodes {
         net.wait_stave_height(i, 1, WAIT).await;

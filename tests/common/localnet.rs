@@ -16,7 +16,10 @@
 //! peer gRPC `127.0.0.(i+2):P+2` (its own loopback IP, named in genesis),
 //! CometBFT p2p `P+6`, CometBFT RPC `P+7`; its admin socket is
 //! `<stave home>/admin.sock`. Give every test its own base port
-//! and tests can run in parallel.
+//! and tests can run in parallel. Every port lies below the kernel's
+//! ephemeral range (`ip_local_port_range`, 32768 by default): a port inside
+//! it can be held at any moment by some outgoing connection's local end
+//! (or its TIME_WAIT), and the node then fails to bind it.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -182,6 +185,7 @@ pub struct LocalnetConfig {
 
 impl LocalnetConfig {
     pub fn new(nodes: usize, base_port: u16) -> Self {
+        assert_below_ephemeral(base_port, base_port + 10 * nodes as u16);
         LocalnetConfig {
             nodes,
             base_port,
@@ -190,6 +194,23 @@ impl LocalnetConfig {
             up_timeout_secs: 120,
         }
     }
+}
+
+/// Panics unless `first..=last` lies below the kernel's ephemeral port range,
+/// where no outgoing connection can be holding one of them.
+pub fn assert_below_ephemeral(first: u16, last: u16) {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .unwrap_or_else(|e| panic!("reading the ephemeral port range: {e}"));
+    let low: u16 = range
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("unreadable ip_local_port_range {range:?}"));
+    assert!(
+        last < low,
+        "test ports {first}..={last} reach the ephemeral range starting at {low}: \
+         an outgoing connection may hold them; pick ports below {low}"
+    );
 }
 
 /// A localnet in a private directory. Dropping it destroys the network.

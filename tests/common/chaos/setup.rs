@@ -10,8 +10,8 @@ use super::proxy::Links;
 use crate::common::localnet::{Binaries, Localnet, LocalnetConfig};
 
 /// The first port of the network; the proxies use `PROXY_BASE..+45`.
-pub const BASE_PORT: u16 = 51000;
-pub const PROXY_BASE: u16 = 51500;
+pub const BASE_PORT: u16 = 30000;
+pub const PROXY_BASE: u16 = 30500;
 pub const VALIDATORS: usize = 4;
 pub const NODES: usize = 5;
 /// The disk-full node's tmpfs: room for a 30-minute soak's data.
