@@ -13,6 +13,7 @@ PACKAGES=(
     pkg-config
     curl
     flac
+    prometheus # promtool and the server check deploy/prometheus and deploy/grafana
 )
 
 missing=()

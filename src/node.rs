@@ -30,6 +30,11 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     for dir in [home.local_dir(), home.snapshots_dir(), home.content_dir()] {
         std::fs::create_dir_all(&dir)?;
     }
+    crate::metrics::disk::watch(vec![
+        ("chain", home.chain_dir()),
+        ("local", home.local_dir()),
+        ("content", home.content_dir()),
+    ]);
     let store = ChainStore::open_with(&home.chain_dir(), config.storage.memory())?;
     let info = store.commit_info()?;
     tracing::info!(
@@ -58,6 +63,9 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     let heights = notifier.subscribe_height();
     if let Some(h) = info.height {
         crate::metrics::metrics().height.set(h as i64);
+    }
+    if let Ok(hash) = <[u8; 32]>::try_from(info.app_hash.as_slice()) {
+        crate::metrics::metrics().chain.committed(&hash);
     }
 
     let mut tasks = tokio::task::JoinSet::new();

@@ -159,6 +159,8 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
         ConsensusRequest::FinalizeBlock(r) => finalize(app, r)?,
         ConsensusRequest::Commit => {
             let c = timed(&metrics().commit_seconds, || app.commit())?;
+            // the hash first: a scrape in between never pairs a new height with an old hash
+            metrics().chain.committed(&c.app_hash);
             metrics().height.set(c.height as i64);
             ConsensusResponse::Commit(response::Commit {
                 data: Default::default(),
@@ -186,6 +188,8 @@ fn finalize(
             .with_label_values(&[t.code.name()])
             .inc();
     }
+    let gas = crate::metrics::chain::Gas::of(&out.txs);
+    metrics().chain.finalized(time, gas, app.max_block_gas());
     tracing::debug!(height = out.height, txs = out.txs.len(), app_hash = %hex::encode(out.app_hash), "finalized");
     Ok(ConsensusResponse::FinalizeBlock(response::FinalizeBlock {
         events: out.events.iter().map(convert::event).collect(),

@@ -77,6 +77,7 @@ pub fn answer_batch(mempool: &Mempool, items: &[(&[u8], CheckKind)]) -> Vec<resp
     let m = metrics();
     m.checktx_total.inc_by(items.len() as u64);
     m.checktx_batch.observe(items.len() as f64);
+    let _timer = m.chain.checktx_seconds.start_timer();
     let answers: Option<Vec<response::CheckTx>> =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             mempool

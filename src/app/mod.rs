@@ -316,6 +316,11 @@ impl App {
         self.params.as_ref().ok_or(AppError::NoGenesis)
     }
 
+    /// The gas a block may use under the params in force (none before genesis).
+    pub fn max_block_gas(&self) -> Option<u64> {
+        self.params.as_ref().map(|p| p.gas.max_block_gas)
+    }
+
     /// Decodes every tx and checks every signature (the txs' and those
     /// their actions carry) in one set of parallel batches.
     fn decode_and_verify(

@@ -51,6 +51,24 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// Every refusal, so the metric starts each reason at zero.
+    pub const ALL: [Refusal; 14] = [
+        Refusal::Decode,
+        Refusal::Signature,
+        Refusal::Pow,
+        Refusal::Hash,
+        Refusal::Mismatch,
+        Refusal::NotValidator,
+        Refusal::Horizon,
+        Refusal::Expired,
+        Refusal::Oversize,
+        Refusal::Crc,
+        Refusal::Future,
+        Refusal::Rate,
+        Refusal::Quota,
+        Refusal::Content,
+    ];
+
     /// The metric label.
     pub fn label(self) -> &'static str {
         match self {

@@ -1,6 +1,13 @@
-//! Prometheus metrics: block height, txs applied, the latency of each
-//! consensus-path ABCI call, CheckTx batch sizes, mempool rejects by code.
-//! Served as text on `[metrics] listen`.
+//! Prometheus metrics: block height, time, gas and app hash, txs applied,
+//! the latency of each consensus-path ABCI call and of CheckTx, mempool
+//! rejects by code, the stores' free disk, and the data plane's jobs.
+//! Served as text on `[metrics] listen`; `deploy/` holds the dashboard and
+//! alert rules built on them. Counters whose label values are known up
+//! front start at zero ([`prime`]), so a rule's `rate()` sees the first
+//! increase.
+
+pub mod chain;
+pub mod disk;
 
 use std::sync::OnceLock;
 
@@ -58,6 +65,10 @@ pub struct Metrics {
     pub sync: SyncMetrics,
     /// Replicated node-local data ([`crate::replica`]).
     pub replica: crate::replica::metrics::ReplicaMetrics,
+    /// The last block's time, gas and app hash; CheckTx latency.
+    pub chain: chain::ChainMetrics,
+    /// Free disk under the stores.
+    pub disk: disk::DiskMetrics,
 }
 
 /// Snapshots taken and restores applied.
@@ -284,6 +295,8 @@ fn build() -> Result<Metrics, prometheus::Error> {
     let access = access_metrics(&registry)?;
     let sync = sync_metrics(&registry)?;
     let replica = crate::replica::metrics::register(&registry)?;
+    let chain = chain::register(&registry)?;
+    let disk = disk::register(&registry)?;
     Ok(Metrics {
         registry,
         height,
@@ -311,7 +324,50 @@ fn build() -> Result<Metrics, prometheus::Error> {
         access,
         sync,
         replica,
+        chain,
+        disk,
     })
+}
+
+/// Starts at zero every series whose label values are known up front: txs
+/// applied and CheckTx rejections by code, replica rounds by result and
+/// refusals by reason, upload jobs by state and node-side failures
+/// (`INTERNAL`, `CHAIN`), listener refusals by listener and reason.
+fn prime(m: &Metrics) {
+    for code in crate::tx::Code::ALL {
+        m.txs_applied.with_label_values(&[code.name()]);
+        if code != crate::tx::Code::Ok {
+            m.mempool_rejects.with_label_values(&[code.name()]);
+        }
+    }
+    for result in ["ok", "error"] {
+        m.replica.rounds.with_label_values(&[result]);
+    }
+    for r in crate::replica::accept::Refusal::ALL {
+        m.replica.refused.with_label_values(&[r.label()]);
+    }
+    for reason in ["INTERNAL", "CHAIN"] {
+        m.upload_failures.with_label_values(&[reason]);
+    }
+    for listener in ["client", "peer", "admin", "metrics"] {
+        for reason in ["full", "rate", "per_ip", "request_rate"] {
+            m.listener_refused.with_label_values(&[listener, reason]);
+        }
+    }
+    m.listener_refused
+        .with_label_values(&["peer", "not_allowed"]);
+    use crate::proto::local::JobStatus;
+    for s in [
+        JobStatus::Receiving,
+        JobStatus::Transcoding,
+        JobStatus::Encrypting,
+        JobStatus::Seeding,
+        JobStatus::Complete,
+        JobStatus::Failed,
+    ] {
+        let name = crate::local::processing::job_status_name(s);
+        m.upload_jobs.with_label_values(&[name]);
+    }
 }
 
 type UploadMetrics = (
@@ -369,13 +425,18 @@ fn upload_metrics(registry: &Registry) -> Result<UploadMetrics, prometheus::Erro
 /// The process-wide metrics.
 pub fn metrics() -> &'static Metrics {
     static M: OnceLock<Metrics> = OnceLock::new();
-    M.get_or_init(|| build().expect("metric names and labels are static and valid"))
+    M.get_or_init(|| {
+        let m = build().expect("metric names and labels are static and valid");
+        prime(&m);
+        m
+    })
 }
 
 /// The metrics in Prometheus text format.
 pub fn render() -> String {
     let mut buf = Vec::new();
     let enc = TextEncoder::new();
+    metrics().disk.refresh();
     let _ = enc.encode(&metrics().registry.gather(), &mut buf);
     String::from_utf8_lossy(&buf).into_owned()
 }
