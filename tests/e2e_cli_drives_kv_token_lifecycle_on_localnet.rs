@@ -182,4 +182,34 @@ async fn cli_drives_a_token_lifecycle_and_its_queries() {
         }
     })
     .await;
+    text_output_is_for_people_and_json_stays_raw(&cli, &alice);
+}
+
+/// `query account` in text shows `created_at` as RFC 3339 and
+/// `stored_bytes` in human units; JSON keeps Unix nanoseconds and bytes.
+fn text_output_is_for_people_and_json_stays_raw(cli: &Cli, alice: &str) {
+    let url = cli.net.grpc_url(1);
+    let args = ["query", "account", alice, "--node", url.as_str()];
+    let raw = cli.run("stave query account (json)", &args);
+    let out = cli.net.stave_cmd(&args);
+    let text = cli.net.expect_success("stave query account (text)", &out);
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}: ")))
+            .unwrap_or_else(|| panic!("no {k} in:\n{text}"))
+            .to_string()
+    };
+    let nanos = raw["created_at"].as_i64().unwrap_or_default();
+    let shown = tendermint::Time::parse_from_rfc3339(&field("created_at"))
+        .unwrap_or_else(|e| panic!("created_at is not RFC 3339 ({e}):\n{text}"));
+    let unix = shown.unix_timestamp_nanos();
+    assert!(nanos > 0 && unix == i128::from(nanos), "{unix} vs {raw}");
+    let bytes = raw["stored_bytes"].as_u64().unwrap_or_default();
+    let want = if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    };
+    assert!(bytes < 1 << 20, "alice holds {bytes} bytes");
+    assert_eq!(field("stored_bytes"), want, "{text}");
 }

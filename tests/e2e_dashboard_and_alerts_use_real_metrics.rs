@@ -7,13 +7,16 @@
 //! 2. Every `stave_*` and `cometbft_*` name a panel or a rule uses is on a
 //!    running node's `/metrics` (Stave's and CometBFT's).
 //! 3. Prometheus scrapes both nodes and loads the rules; every rule
-//!    evaluates without error, and every panel query is valid PromQL that
-//!    returns data (a query ending in `> 0`, which hides idle series, must
-//!    return data without it).
-//! 4. Every alert has a runbook section and a `runbook_url` to it.
+//!    evaluates without error and, without its final comparison, returns
+//!    data (so no label or join matches nothing); every panel query is valid
+//!    PromQL that returns data (a query ending in `> 0`, which hides idle
+//!    series, must return data without it).
+//! 4. Every alert has a runbook section, and its own `runbook_url` points
+//!    to it.
 //! 5. The new gauges tell the truth: `stave_app_hash_prefix` is the first 6
 //!    bytes of the app hash CometBFT's next header commits to, the block
-//!    time is recent, the disk size is the file system's.
+//!    time is recent, the disk size is the file system's; after 3 kv txs
+//!    CheckTx latency and the gas counter have moved.
 //!
 //! Under `CI=true` a missing `promtool`/`prometheus` fails the test.
 
@@ -25,6 +28,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::localnet::{binaries, in_ci, repo_root, sample, Localnet, LocalnetConfig};
+use ed25519_dalek::SigningKey;
+use stave::keyspaces::kv::KvSet;
+use stave::tx::build::sign_tx;
+use stave::tx::Action;
 
 const BASE_PORT: u16 = 20000;
 const PROMETHEUS_PORT: u16 = 20090;
@@ -100,6 +107,26 @@ fn panel_queries(v: &serde_json::Value, out: &mut Vec<String>) {
     }
 }
 
+/// A rule's expression without its final comparison with a number: what
+/// it compares must exist even when the alert does not fire.
+fn without_threshold(expr: &str) -> &str {
+    let re = regex::Regex::new(r"\s*(>=|<=|==|!=|>|<)\s*[0-9.]+\s*$").unwrap();
+    re.find(expr).map_or(expr, |m| &expr[..m.start()])
+}
+
+/// Commits 3 kv txs through node 0 (CheckTx, gas).
+async fn some_txs(net: &Localnet) {
+    let key = SigningKey::from_bytes(&[0x3C; 32]);
+    for nonce in 0..3u64 {
+        let set = Action::KvSet(KvSet {
+            key: format!("dash/{nonce}").into_bytes(),
+            value: b"v".to_vec(),
+        });
+        let tx = sign_tx(&key, &net.chain_id, nonce, vec![set], "");
+        net.commit_tx(0, tx, &format!("kv tx {nonce}")).await;
+    }
+}
+
 /// A panel query as Grafana would send it for "all instances".
 fn as_sent(expr: &str) -> String {
     expr.replace("${instance:regex}", ".+")
@@ -110,16 +137,21 @@ fn as_sent(expr: &str) -> String {
         .replace("$__range", "5m")
 }
 
-/// A Prometheus server scraping the localnet; killed on drop.
+/// A Prometheus server scraping the localnet; killed on drop (its log is
+/// printed if the test is failing).
 struct Prometheus {
     child: Child,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Drop for Prometheus {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(self.dir.path().join("prometheus.log"));
+            eprintln!("===== prometheus.log\n{}", log.unwrap_or_default());
+        }
     }
 }
 
@@ -159,7 +191,7 @@ fn start_prometheus(bin: &Path, net: &Localnet) -> Prometheus {
         .stderr(log)
         .spawn()
         .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
-    Prometheus { child, _dir: dir }
+    Prometheus { child, dir }
 }
 
 /// `GET /api/v1/<path>` on the test's Prometheus, as JSON.
@@ -224,9 +256,14 @@ async fn gauges_tell_the_truth(net: &Localnet) {
             let m = net.metrics(0).await?;
             let h = sample(&m, "stave_block_height").ok_or("no stave_block_height")?;
             let p = sample(&m, "stave_app_hash_prefix").ok_or("no stave_app_hash_prefix")?;
-            // the height the hash belongs to, read again: no commit in between
-            let again = sample(&net.metrics(0).await?, "stave_block_height");
-            (h >= 2.0 && again == Some(h))
+            // both read again: no commit in between (a scrape reads the
+            // collectors in no fixed order)
+            let m2 = net.metrics(0).await?;
+            let again = (
+                sample(&m2, "stave_block_height"),
+                sample(&m2, "stave_app_hash_prefix"),
+            );
+            (h >= 2.0 && again == (Some(h), Some(p)))
                 .then_some((h as u64, p as i64, m))
                 .ok_or(format!("height {h}, then {again:?}"))
         })
@@ -266,6 +303,8 @@ async fn gauges_tell_the_truth(net: &Localnet) {
     );
     assert!(free > 0.0 && free <= size, "free {free} of {size}");
     assert!(sample(&text, "stave_block_max_gas").unwrap() > 0.0);
+    assert!(sample(&text, "stave_checktx_seconds_count").unwrap() >= 3.0);
+    assert!(sample(&text, "stave_gas_used_total").unwrap() > 0.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,6 +343,7 @@ async fn dashboard_and_alerts_use_real_metrics() {
     let net = Localnet::new(&bins, LocalnetConfig::new(2, BASE_PORT));
     net.up();
     net.wait_status_ok(WAIT).await;
+    some_txs(&net).await;
     let stave = net.metrics(0).await.unwrap_or_else(|e| net.fail(&e));
     let comet_url = format!("http://127.0.0.1:{}/metrics", net.port(0) + 8);
     let comet = reqwest::get(&comet_url)
@@ -345,11 +385,16 @@ async fn dashboard_and_alerts_use_real_metrics() {
     let mut evaluated = 0;
     for g in groups["data"]["groups"].as_array().into_iter().flatten() {
         for r in g["rules"].as_array().into_iter().flatten() {
-            assert_eq!(
-                r["health"], "ok",
-                "rule {} failed: {}",
-                r["name"], r["lastError"]
-            );
+            let name = r["name"].as_str().unwrap_or_default();
+            assert_eq!(r["health"], "ok", "rule {name} failed: {}", r["lastError"]);
+            let url = format!("deploy/RUNBOOK.md#{}", name.to_lowercase());
+            assert_eq!(r["annotations"]["runbook_url"], url.as_str(), "{name}");
+            let expr = r["query"].as_str().unwrap_or_default();
+            let series = without_threshold(expr);
+            let found = query(series)
+                .await
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!found.is_empty(), "rule {name}: `{series}` matches nothing");
             evaluated += 1;
         }
     }

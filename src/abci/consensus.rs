@@ -159,7 +159,8 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
         ConsensusRequest::FinalizeBlock(r) => finalize(app, r)?,
         ConsensusRequest::Commit => {
             let c = timed(&metrics().commit_seconds, || app.commit())?;
-            // the hash first: a scrape in between never pairs a new height with an old hash
+            // a scrape reads the two in no fixed order: compare nodes' hashes
+            // only at heights that stay put across scrapes (deploy/ rules do)
             metrics().chain.committed(&c.app_hash);
             metrics().height.set(c.height as i64);
             ConsensusResponse::Commit(response::Commit {

@@ -100,6 +100,8 @@ pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
                 "unassigned_content": unassigned,
                 "active_jobs": s.active_jobs,
                 "jobs": jobs,
+                "pending_grants": s.pending_grants,
+                "refused_grants": s.refused_grants,
             }));
         }
     }

@@ -239,7 +239,9 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
             } else {
                 json!(a.next_nonce)
             };
-            out.print(&with_verified(shown, ok));
+            // an account's created_at is a block time in Unix nanoseconds
+            let nanos = crate::cli::output::Unit::UnixNanos;
+            out.print_as(&with_verified(shown, ok), &[("created_at", nanos)]);
         }
         QueryCmd::Kv(KvQuery::Get {
             signer,

@@ -317,6 +317,15 @@ pub async fn run_query(cmd: RightsQuery, out: Output) -> anyhow::Result<()> {
             json!({"allowed": r.allowed, "reason": r.reason, "code": r.code, "policy_type": t, "height": r.height})
         }
     };
-    out.print(&v);
+    // entitlements' times are block or scope times in Unix seconds
+    let secs = crate::cli::output::Unit::UnixSecs;
+    out.print_as(
+        &v,
+        &[
+            ("created_at", secs),
+            ("not_before", secs),
+            ("not_after", secs),
+        ],
+    );
     Ok(())
 }

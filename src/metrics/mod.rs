@@ -349,8 +349,12 @@ fn prime(m: &Metrics) {
     for reason in ["INTERNAL", "CHAIN"] {
         m.upload_failures.with_label_values(&[reason]);
     }
+    // every listener has a cap; only the TCP gRPC ones have per-IP limits
     for listener in ["client", "peer", "admin", "metrics"] {
-        for reason in ["full", "rate", "per_ip", "request_rate"] {
+        m.listener_refused.with_label_values(&[listener, "full"]);
+    }
+    for listener in ["client", "peer"] {
+        for reason in ["rate", "per_ip", "request_rate"] {
             m.listener_refused.with_label_values(&[listener, reason]);
         }
     }

@@ -51,7 +51,8 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// Every refusal, so the metric starts each reason at zero.
+    /// Every refusal, so the metric starts each reason at zero (a test
+    /// checks it against an exhaustive match).
     pub const ALL: [Refusal; 14] = [
         Refusal::Decode,
         Refusal::Signature,
@@ -192,4 +193,40 @@ pub fn check_value(c: &Checked, value: &[u8]) -> Result<RecordValue, Refusal> {
         return Err(Refusal::Content);
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::Refusal;
+
+    /// The position of `r` in [`Refusal::ALL`]: a new variant fails to
+    /// compile here until it is placed, and the test checks the list.
+    fn index(r: Refusal) -> usize {
+        match r {
+            Refusal::Decode => 0,
+            Refusal::Signature => 1,
+            Refusal::Pow => 2,
+            Refusal::Hash => 3,
+            Refusal::Mismatch => 4,
+            Refusal::NotValidator => 5,
+            Refusal::Horizon => 6,
+            Refusal::Expired => 7,
+            Refusal::Oversize => 8,
+            Refusal::Crc => 9,
+            Refusal::Future => 10,
+            Refusal::Rate => 11,
+            Refusal::Quota => 12,
+            Refusal::Content => 13,
+        }
+    }
+
+    #[test]
+    fn all_lists_every_refusal_once_with_distinct_labels() {
+        for (i, r) in Refusal::ALL.iter().enumerate() {
+            assert_eq!(index(*r), i, "{}", r.label());
+        }
+        let labels: std::collections::BTreeSet<_> =
+            Refusal::ALL.iter().map(|r| r.label()).collect();
+        assert_eq!(labels.len(), Refusal::ALL.len());
+    }
 }

@@ -185,7 +185,7 @@ pub struct LocalnetConfig {
 
 impl LocalnetConfig {
     pub fn new(nodes: usize, base_port: u16) -> Self {
-        assert_below_ephemeral(base_port, base_port + 10 * nodes as u16);
+        assert_below_ephemeral(base_port, base_port as u32 + 10 * nodes as u32);
         LocalnetConfig {
             nodes,
             base_port,
@@ -198,10 +198,10 @@ impl LocalnetConfig {
 
 /// Panics unless `first..=last` lies below the kernel's ephemeral port range,
 /// where no outgoing connection can be holding one of them.
-pub fn assert_below_ephemeral(first: u16, last: u16) {
+pub fn assert_below_ephemeral(first: u16, last: u32) {
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .unwrap_or_else(|e| panic!("reading the ephemeral port range: {e}"));
-    let low: u16 = range
+    let low: u32 = range
         .split_whitespace()
         .next()
         .and_then(|w| w.parse().ok())

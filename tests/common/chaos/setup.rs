@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::proxy::Links;
 use crate::common::localnet::{Binaries, Localnet, LocalnetConfig};
 
-/// The first port of the network; the proxies use `PROXY_BASE..+45`.
+/// The first port of the network; the proxies use `PROXY_BASE..=+43`.
 pub const BASE_PORT: u16 = 30000;
 pub const PROXY_BASE: u16 = 30500;
 pub const VALIDATORS: usize = 4;
