@@ -65,6 +65,7 @@
 pub mod abci;
 pub mod access;
 pub mod app;
+pub mod backup;
 pub mod cli;
 pub mod client;
 pub mod config;

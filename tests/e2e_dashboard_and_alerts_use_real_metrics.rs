@@ -28,10 +28,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::localnet::{binaries, in_ci, repo_root, sample, Localnet, LocalnetConfig};
-use ed25519_dalek::SigningKey;
-use stave::keyspaces::kv::KvSet;
-use stave::tx::build::sign_tx;
-use stave::tx::Action;
 
 const BASE_PORT: u16 = 20000;
 const PROMETHEUS_PORT: u16 = 20090;
@@ -112,19 +108,6 @@ fn panel_queries(v: &serde_json::Value, out: &mut Vec<String>) {
 fn without_threshold(expr: &str) -> &str {
     let re = regex::Regex::new(r"\s*(>=|<=|==|!=|>|<)\s*[0-9.]+\s*$").unwrap();
     re.find(expr).map_or(expr, |m| &expr[..m.start()])
-}
-
-/// Commits 3 kv txs through node 0 (CheckTx, gas).
-async fn some_txs(net: &Localnet) {
-    let key = SigningKey::from_bytes(&[0x3C; 32]);
-    for nonce in 0..3u64 {
-        let set = Action::KvSet(KvSet {
-            key: format!("dash/{nonce}").into_bytes(),
-            value: b"v".to_vec(),
-        });
-        let tx = sign_tx(&key, &net.chain_id, nonce, vec![set], "");
-        net.commit_tx(0, tx, &format!("kv tx {nonce}")).await;
-    }
 }
 
 /// A panel query as Grafana would send it for "all instances".
@@ -343,7 +326,7 @@ async fn dashboard_and_alerts_use_real_metrics() {
     let net = Localnet::new(&bins, LocalnetConfig::new(2, BASE_PORT));
     net.up();
     net.wait_status_ok(WAIT).await;
-    some_txs(&net).await;
+    net.commit_kv_txs(0, 0x3C, "dash", 3).await;
     let stave = net.metrics(0).await.unwrap_or_else(|e| net.fail(&e));
     let comet_url = format!("http://127.0.0.1:{}/metrics", net.port(0) + 8);
     let comet = reqwest::get(&comet_url)

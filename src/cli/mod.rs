@@ -1,7 +1,8 @@
-//! The command line: `init`, `start`, `reset`, `genesis`, `keys`, `tx`,
+//! The command line: `init`, `start`, `reset`, `backup`, `restore`, `genesis`, `keys`, `tx`,
 //! `query`, `content` and `loadtest`. Output is human-readable by default;
 //! `--output json` prints JSON.
 
+mod backup;
 mod casbin;
 mod content;
 mod fetch;
@@ -58,6 +59,10 @@ pub enum Command {
     },
     /// Wipe the chain store and the local store together, keeping keys and config.
     Reset(reset::ResetArgs),
+    /// Back up config and keys (the KEK sealed under a passphrase), and optionally the local store.
+    Backup(backup::BackupArgs),
+    /// Restore a backup into an empty home, for a named chain.
+    Restore(backup::RestoreArgs),
     /// Build a CometBFT genesis from node homes.
     #[command(subcommand)]
     Genesis(genesis::GenesisCmd),
@@ -141,6 +146,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Init(a) => init::run(a, out),
         Command::Start { home } => crate::node::run(&crate::config::Home::new(home)).await,
         Command::Reset(a) => reset::run(a, out),
+        Command::Backup(a) => backup::backup(a, out),
+        Command::Restore(a) => backup::restore(a, out),
         Command::Genesis(c) => genesis::run(c, out),
         Command::Keys(c) => keys::run(c, out),
         Command::Tx(c) => tx::run(c, out).await,

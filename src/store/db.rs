@@ -77,6 +77,13 @@ pub fn open(path: &Path, memory: Memory) -> Result<Arc<DB>, StoreError> {
     Ok(Arc::new(db))
 }
 
+/// Opens an existing chain store read-only: no lock, so it works beside a
+/// running node (it sees what was flushed or logged when it opened).
+pub fn open_read_only(path: &Path) -> Result<Arc<DB>, StoreError> {
+    let db = DB::open_cf_for_read_only(&Options::default(), path, cf::ALL, false)?;
+    Ok(Arc::new(db))
+}
+
 /// The handle of a column family that `open` always creates.
 pub fn handle<'a>(db: &'a DB, name: &str) -> &'a rocksdb::ColumnFamily {
     db.cf_handle(name)

@@ -124,6 +124,16 @@ impl ChainStore {
         Ok(store)
     }
 
+    /// The commit info of the store at `path`, read without taking its
+    /// lock (`stave backup` beside a running node).
+    pub fn peek(path: &Path) -> Result<CommitInfo, StoreError> {
+        let store = ChainStore {
+            db: db::open_read_only(path)?,
+            pinned: Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX)),
+        };
+        store.commit_info()
+    }
+
     fn check_schema(&self) -> Result<(), StoreError> {
         if let Some(raw) = self.meta_raw(cf::meta::SCHEMA)? {
             let v = u32::from_be_bytes(

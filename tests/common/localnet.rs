@@ -539,6 +539,21 @@ impl Localnet {
         }
     }
 
+    /// Commits `n` kv txs through `node`, signed by the key of seed
+    /// `[seed; 32]` (nonces from 0), under keys `prefix/0`, `prefix/1`, ...
+    pub async fn commit_kv_txs(&self, node: usize, seed: u8, prefix: &str, n: u64) {
+        let key = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
+        for nonce in 0..n {
+            let set = stave::tx::Action::KvSet(stave::keyspaces::kv::KvSet {
+                key: format!("{prefix}/{nonce}").into_bytes(),
+                value: b"v".to_vec(),
+            });
+            let tx = stave::tx::build::sign_tx(&key, &self.chain_id, nonce, vec![set], "");
+            self.commit_tx(node, tx, &format!("{prefix} tx {nonce}"))
+                .await;
+        }
+    }
+
     /// Submits `tx` through `node` with BroadcastAndWait (60 s); fails the
     /// test, naming `what`, unless it committed with code 0. Returns the height.
     pub async fn commit_tx(&self, node: usize, tx: Vec<u8>, what: &str) -> u64 {
