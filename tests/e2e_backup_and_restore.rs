@@ -1,11 +1,12 @@
 //! `stave backup` / `stave restore` on a real 4-validator localnet (base
 //! port 10000), through the real binary:
 //!
-//! 1. Node 1 keeps a private KV value (sealed under its KEK). A backup with
-//!    `--local` is refused while the node runs; stopped, it is taken with the
-//!    KEK sealed under a passphrase.
+//! 1. Node 1 keeps a private KV value (sealed under its KEK). A backup of
+//!    config and keys is taken while it runs; one with `--local` is refused
+//!    then and leaves nothing; stopped, it is taken with the KEK sealed
+//!    under a passphrase, which appears in no file of the backup.
 //! 2. Refused, with nothing written: another chain id, no passphrase, a
-//!    wrong passphrase, a changed file, a home that is in use.
+//!    wrong passphrase, a changed file, a home that is in use (left as it was).
 //! 3. Node 1's Stave home is wiped and restored: the key files are the same
 //!    bytes (mode 0600); started, the node replays the chain from CometBFT's
 //!    blocks to its peers' app hash, and its private KV value reads back.
@@ -84,11 +85,6 @@ fn refusals(net: &Localnet, backup: &Path, pass: &Path, target: &Path) {
         &["--kek-passphrase-file", s(&wrong)],
     ));
     assert!(bad.contains("wrong passphrase"), "{bad}");
-    assert!(
-        !target.exists() || std::fs::read_dir(target).unwrap().next().is_none(),
-        "a refused restore wrote into {}",
-        target.display()
-    );
 
     let tampered = backup.with_extension("tampered");
     copy_dir(backup, &tampered);
@@ -105,6 +101,7 @@ fn refusals(net: &Localnet, backup: &Path, pass: &Path, target: &Path) {
     );
 
     let home0 = net.stave_home(0);
+    let toml0 = std::fs::read(home0.join("config/stave.toml")).unwrap();
     let busy = refused(
         net,
         "stave restore into a live home",
@@ -119,6 +116,29 @@ fn refusals(net: &Localnet, backup: &Path, pass: &Path, target: &Path) {
         ],
     );
     assert!(busy.contains("already holds a Stave config"), "{busy}");
+    assert_eq!(
+        std::fs::read(home0.join("config/stave.toml")).unwrap(),
+        toml0
+    );
+    assert!(
+        !target.exists() || std::fs::read_dir(target).unwrap().next().is_none(),
+        "a refused restore wrote into {}",
+        target.display()
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -159,6 +179,20 @@ async fn backup_and_restore_bring_a_validator_back() {
         "--kek-passphrase-file",
         s(&pass),
     ];
+    let keys_only = scratch.path().join("keys-only");
+    let k = ok(
+        &net,
+        "stave backup of a running node",
+        &["backup", "--home", s(&home), "--out", s(&keys_only)],
+    );
+    assert_eq!(
+        (k["local"].as_bool(), k["kek"].as_str()),
+        (Some(false), Some("not included")),
+        "{k}"
+    );
+    assert!(
+        keys_only.join("config/operator_key.json").exists() && !keys_only.join("local").exists()
+    );
     let live = refused(&net, "stave backup --local of a running node", &args);
     assert!(live.contains("stop the node"), "{live}");
     assert!(!backup.exists(), "a refused backup leaves nothing behind");
@@ -177,13 +211,25 @@ async fn backup_and_restore_bring_a_validator_back() {
         .iter()
         .map(|f| std::fs::read(home.join(f)).unwrap())
         .collect();
-    let kek_hex = hex::encode(&before[2]);
-    let in_backup = std::fs::read_to_string(backup.join("kek.sealed.json")).unwrap();
-    assert!(
-        !in_backup.contains(&kek_hex),
-        "the KEK is sealed, not copied"
-    );
+    let kek: serde_json::Value = serde_json::from_slice(&before[2]).unwrap();
+    let secret = kek["secret_key"].as_str().unwrap().to_string();
+    assert_eq!(secret.len(), 64, "{kek}");
     assert!(!backup.join("config/local_kek.json").exists());
+    let raw = hex::decode(&secret).unwrap();
+    for f in walk(&backup) {
+        let bytes = std::fs::read(&f).unwrap();
+        let text = String::from_utf8_lossy(&bytes).to_lowercase();
+        assert!(
+            !text.contains(&secret),
+            "the KEK is in the clear in {}",
+            f.display()
+        );
+        assert!(
+            !bytes.windows(32).any(|w| w == raw.as_slice()),
+            "{}",
+            f.display()
+        );
+    }
 
     refusals(&net, &backup, &pass, &scratch.path().join("empty-home"));
 
@@ -203,7 +249,8 @@ async fn backup_and_restore_bring_a_validator_back() {
             s(&pass),
         ],
     );
-    assert_eq!(r["operator"], b["operator"], "{r}");
+    let operator: serde_json::Value = serde_json::from_slice(&before[0]).unwrap();
+    assert_eq!(r["operator"], operator["public_key"], "{r}");
     for (f, bytes) in key_files.iter().zip(&before) {
         let path = home.join(f);
         assert_eq!(&std::fs::read(&path).unwrap(), bytes, "{f}");

@@ -7,7 +7,10 @@
 //!   and what it protects (the private KV, upload jobs' DEKs) is lost.
 //! - A manifest names the chain (id and height), the operator key, and the
 //!   SHA-256 of every file; a restore checks all of them and refuses a
-//!   backup of another chain.
+//!   backup of another chain. The hashes catch damage, not tampering: the
+//!   manifest carries no MAC, and the operator and X25519 key files are in
+//!   the clear (mode 0600), so a backup is kept where only the operator can
+//!   read or write it.
 //! - The chain store is not backed up: a restored node replays blocks or
 //!   state-syncs (README, "Back up and restore").
 //!
@@ -22,6 +25,17 @@ use zeroize::Zeroizing;
 
 /// The format this build writes and reads.
 pub const FORMAT: &str = "stave-backup/1";
+
+/// The config files a backup carries (relative to the home), if present;
+/// the first two must be.
+pub const CONFIG: [&str; 4] = [
+    "config/stave.toml",
+    "config/operator_key.json",
+    "config/x25519_key.json",
+    "config/genesis-fragment.json",
+];
+/// The sealed KEK, at the backup's root.
+pub const SEALED_KEK: &str = "kek.sealed.json";
 
 /// What a backup holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,8 +85,26 @@ pub enum BackupError {
         found: String,
         want: String,
     },
-    #[error("manifest names {0:?}, which leaves the backup")]
+    #[error("manifest names {0:?}, which is not a file a backup holds")]
     BadPath(String),
+    #[error("manifest names {0:?} twice")]
+    Duplicate(String),
+    #[error("the backup has no {0}")]
+    Missing(String),
+    #[error("the manifest's operator {manifest} is not the key file's {key}")]
+    OperatorMismatch { manifest: String, key: String },
+    #[error("{0} is not a regular file")]
+    NotAFile(String),
+    #[error(
+        "KDF parameters m_cost_kib={m_cost_kib} t_cost={t_cost} p_cost={p_cost} are out of bounds"
+    )]
+    KdfParams {
+        m_cost_kib: u32,
+        t_cost: u32,
+        p_cost: u32,
+    },
+    #[error("kek.sealed.json is malformed: {0}")]
+    SealedFormat(String),
     #[error("the backup holds a sealed KEK: give --kek-passphrase-file to restore it")]
     PassphraseNeeded,
     #[error("the KEK does not open: a wrong passphrase, or a damaged kek.sealed.json")]
@@ -103,8 +135,13 @@ const M_COST_KIB: u32 = 64 * 1024;
 const T_COST: u32 = 3;
 
 fn derive(passphrase: &[u8], salt: &[u8], s: &Sealed) -> Result<Zeroizing<[u8; 32]>, BackupError> {
-    let params = argon2::Params::new(s.m_cost_kib, s.t_cost, s.p_cost, Some(32))
-        .map_err(|_| BackupError::WrongPassphrase)?;
+    let params = argon2::Params::new(s.m_cost_kib, s.t_cost, s.p_cost, Some(32)).map_err(|_| {
+        BackupError::KdfParams {
+            m_cost_kib: s.m_cost_kib,
+            t_cost: s.t_cost,
+            p_cost: s.p_cost,
+        }
+    })?;
     let a = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
     let mut key = Zeroizing::new([0u8; 32]);
     a.hash_password_into(passphrase, salt, key.as_mut())
@@ -142,19 +179,33 @@ pub fn seal(
     Ok(s)
 }
 
+/// The largest KDF costs [`open`] runs: a hostile file cannot make a restore
+/// allocate gigabytes or spin for minutes.
+const MAX_M_COST_KIB: u32 = 256 * 1024;
+const MAX_T_COST: u32 = 10;
+const MAX_P_COST: u32 = 4;
+
 /// Opens what [`seal`] sealed; a wrong passphrase or any changed byte is
 /// [`BackupError::WrongPassphrase`].
 pub fn open(passphrase: &str, s: &Sealed) -> Result<Zeroizing<Vec<u8>>, BackupError> {
-    let bad = |_| BackupError::WrongPassphrase;
-    if s.kdf != "argon2id" || s.m_cost_kib > 4 * 1024 * 1024 || s.t_cost > 64 || s.p_cost > 16 {
-        return Err(BackupError::WrongPassphrase);
+    if s.kdf != "argon2id" {
+        return Err(BackupError::SealedFormat(format!("kdf {:?}", s.kdf)));
     }
-    let salt = hex::decode(&s.salt).map_err(bad)?;
-    let nonce: [u8; 12] = hex::decode(&s.nonce)
-        .map_err(bad)?
+    if s.m_cost_kib > MAX_M_COST_KIB || s.t_cost > MAX_T_COST || s.p_cost > MAX_P_COST {
+        return Err(BackupError::KdfParams {
+            m_cost_kib: s.m_cost_kib,
+            t_cost: s.t_cost,
+            p_cost: s.p_cost,
+        });
+    }
+    let unhex = |what: &str, h: &str| {
+        hex::decode(h).map_err(|e| BackupError::SealedFormat(format!("{what}: {e}")))
+    };
+    let salt = unhex("salt", &s.salt)?;
+    let nonce: [u8; 12] = unhex("nonce", &s.nonce)?
         .try_into()
-        .map_err(|_| BackupError::WrongPassphrase)?;
-    let ct = hex::decode(&s.ciphertext).map_err(bad)?;
+        .map_err(|_| BackupError::SealedFormat("nonce: not 12 bytes".into()))?;
+    let ct = unhex("ciphertext", &s.ciphertext)?;
     let key = derive(passphrase.as_bytes(), &salt, s)?;
     let aead = ChaCha20Poly1305::new(Key::from_slice(key.as_ref()));
     aead.decrypt(Nonce::from_slice(&nonce), ct.as_slice())
@@ -162,7 +213,9 @@ pub fn open(passphrase: &str, s: &Sealed) -> Result<Zeroizing<Vec<u8>>, BackupEr
         .map_err(|_| BackupError::WrongPassphrase)
 }
 
-/// Checks a manifest against the chain a restore is for.
+/// Checks a manifest against the chain a restore is for: the format, the
+/// chain, and that it names exactly files a backup holds, each once,
+/// with the config and operator key present.
 pub fn check(m: &Manifest, chain_id: &str) -> Result<(), BackupError> {
     if m.format != FORMAT {
         return Err(BackupError::Format(m.format.clone()));
@@ -173,16 +226,41 @@ pub fn check(m: &Manifest, chain_id: &str) -> Result<(), BackupError> {
             want: chain_id.into(),
         });
     }
+    let mut seen = std::collections::BTreeSet::new();
     for f in &m.files {
-        let p = std::path::Path::new(&f.path);
-        let inside = p
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if !inside || f.path.is_empty() {
+        if !allowed(&f.path) {
             return Err(BackupError::BadPath(f.path.clone()));
         }
+        if !seen.insert(f.path.as_str()) {
+            return Err(BackupError::Duplicate(f.path.clone()));
+        }
+    }
+    let has = |p: &str| seen.contains(p);
+    for required in &CONFIG[..2] {
+        if !has(required) {
+            return Err(BackupError::Missing((*required).into()));
+        }
+    }
+    if m.kek_sealed != has(SEALED_KEK) {
+        return Err(BackupError::Missing(SEALED_KEK.into()));
+    }
+    if m.local != seen.iter().any(|p| p.starts_with("local/")) {
+        return Err(BackupError::Missing("local/".into()));
     }
     Ok(())
+}
+
+/// A config file, the sealed KEK, or `local/<one plain file name>`.
+fn allowed(path: &str) -> bool {
+    if CONFIG.contains(&path) || path == SEALED_KEK {
+        return true;
+    }
+    let mut parts = std::path::Path::new(path).components();
+    matches!(
+        (parts.next(), parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(d)), Some(std::path::Component::Normal(_)), None)
+            if d == "local"
+    )
 }
 
 #[cfg(test)]

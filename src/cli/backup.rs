@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use zeroize::Zeroizing;
 
 use super::Output;
 use crate::backup::files::{self, BackupOptions};
@@ -23,6 +24,10 @@ pub struct BackupArgs {
     /// 12 characters); without it the KEK stays out of the backup.
     #[arg(long)]
     pub kek_passphrase_file: Option<PathBuf>,
+    /// The chain, when the home has no chain store yet (right after `init`);
+    /// checked against the store when there is one.
+    #[arg(long)]
+    pub chain_id: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -41,17 +46,32 @@ pub struct RestoreArgs {
     pub kek_passphrase_file: Option<PathBuf>,
 }
 
-fn passphrase(file: Option<&Path>) -> anyhow::Result<Option<String>> {
+/// The first line of the passphrase file (a warning if others may read it).
+fn passphrase(file: Option<&Path>) -> anyhow::Result<Option<Zeroizing<String>>> {
+    use std::os::unix::fs::PermissionsExt;
     let Some(f) = file else { return Ok(None) };
-    let text = std::fs::read_to_string(f)
-        .map_err(|e| anyhow::anyhow!("reading the passphrase file {}: {e}", f.display()))?;
-    Ok(Some(text.lines().next().unwrap_or_default().to_string()))
+    let text = Zeroizing::new(
+        std::fs::read_to_string(f)
+            .map_err(|e| anyhow::anyhow!("reading the passphrase file {}: {e}", f.display()))?,
+    );
+    if let Ok(md) = std::fs::metadata(f) {
+        if md.permissions().mode() & 0o077 != 0 {
+            eprintln!(
+                "warning: {} is readable by others; chmod 600 it",
+                f.display()
+            );
+        }
+    }
+    Ok(Some(Zeroizing::new(
+        text.lines().next().unwrap_or_default().to_string(),
+    )))
 }
 
 pub fn backup(a: BackupArgs, out: Output) -> anyhow::Result<()> {
     let o = BackupOptions {
         local: a.local,
         passphrase: passphrase(a.kek_passphrase_file.as_deref())?,
+        chain_id: a.chain_id,
     };
     let m = files::backup(&Home::new(&a.home), &a.out, &o)?;
     let bytes: u64 = m
@@ -76,7 +96,12 @@ pub fn backup(a: BackupArgs, out: Output) -> anyhow::Result<()> {
 pub fn restore(a: RestoreArgs, out: Output) -> anyhow::Result<()> {
     let pass = passphrase(a.kek_passphrase_file.as_deref())?;
     let home = Home::new(&a.home);
-    let m = files::restore(&a.from, &home, &a.chain_id, pass.as_deref())?;
+    let m = files::restore(
+        &a.from,
+        &home,
+        &a.chain_id,
+        pass.as_ref().map(|p| p.as_str()),
+    )?;
     out.print(&json!({
         "restored": home.root.display().to_string(),
         "chain_id": m.chain_id,

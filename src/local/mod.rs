@@ -151,8 +151,6 @@ impl LocalStore {
         }
     }
 
-    /// Opens the local store read-only, beside a running node (tests and
-    /// diagnostics; it sees what was written before it opened).
     /// A consistent copy of the store at `to` (a RocksDB checkpoint: hard
     /// links where the file system allows, copies otherwise).
     pub fn checkpoint(&self, to: &Path) -> Result<(), LocalError> {
@@ -160,6 +158,8 @@ impl LocalStore {
         Ok(())
     }
 
+    /// Opens the local store read-only, beside a running node (tests and
+    /// diagnostics; it sees what was written before it opened).
     pub fn open_read_only(path: &Path) -> Result<Self, LocalError> {
         Ok(LocalStore {
             db: Arc::new(DB::open_for_read_only(&Options::default(), path, false)?),
