@@ -21,7 +21,8 @@ pub struct KeyFile {
 }
 
 /// Writes `contents` to a new file of mode 0600 (refusing to overwrite),
-/// creating its directory with mode 0700 when missing.
+/// creating its directory with mode 0700 when missing. A write that fails
+/// removes the file it created.
 pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         if !dir.exists() {
@@ -37,8 +38,12 @@ pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
         .mode(0o600)
         .open(path)
         .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
-    f.write_all(contents)?;
-    f.sync_all()?;
+    if let Err(e) = f.write_all(contents).and_then(|()| f.sync_all()) {
+        // never leave a partial file behind (a full disk)
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        anyhow::bail!("writing {}: {e}", path.display());
+    }
     Ok(())
 }
 

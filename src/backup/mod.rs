@@ -91,6 +91,8 @@ pub enum BackupError {
     Duplicate(String),
     #[error("the backup has no {0}")]
     Missing(String),
+    #[error("the manifest's {0} flag and its files disagree about {1}")]
+    Flag(&'static str, &'static str),
     #[error("the manifest's operator {manifest} is not the key file's {key}")]
     OperatorMismatch { manifest: String, key: String },
     #[error("{0} is not a regular file")]
@@ -242,10 +244,10 @@ pub fn check(m: &Manifest, chain_id: &str) -> Result<(), BackupError> {
         }
     }
     if m.kek_sealed != has(SEALED_KEK) {
-        return Err(BackupError::Missing(SEALED_KEK.into()));
+        return Err(BackupError::Flag("kek_sealed", SEALED_KEK));
     }
     if m.local != seen.iter().any(|p| p.starts_with("local/")) {
-        return Err(BackupError::Missing("local/".into()));
+        return Err(BackupError::Flag("local", "local/"));
     }
     Ok(())
 }

@@ -119,10 +119,13 @@ fn a_manifest_names_each_file_once_and_what_its_flags_say() {
     let mut m = manifest();
     m.kek_sealed = true;
     let r = check(&m, "stave-1");
-    assert!(matches!(r, Err(BackupError::Missing(p)) if p == SEALED_KEK));
+    assert!(matches!(r, Err(BackupError::Flag("kek_sealed", _))));
     let mut m = manifest();
     m.local = true;
-    assert!(matches!(check(&m, "stave-1"), Err(BackupError::Missing(_))));
+    assert!(matches!(
+        check(&m, "stave-1"),
+        Err(BackupError::Flag("local", _))
+    ));
     m.files.push(entry("local/CURRENT"));
     assert!(check(&m, "stave-1").is_ok());
 }
