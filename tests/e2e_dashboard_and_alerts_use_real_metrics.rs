@@ -11,8 +11,8 @@
 //!    data (so no label or join matches nothing); every panel query is valid
 //!    PromQL that returns data (a query ending in `> 0`, which hides idle
 //!    series, must return data without it).
-//! 4. Every alert has a runbook section, and its own `runbook_url` points
-//!    to it.
+//! 4. Every alert has a runbook section, its own `runbook_url` points to
+//!    it, and at least two `promtool test rules` cases (firing and quiet).
 //! 5. The new gauges tell the truth: `stave_app_hash_prefix` is the first 6
 //!    bytes of the app hash CometBFT's next header commits to, the block
 //!    time is recent, the disk size is the file system's; after 3 kv txs
@@ -207,15 +207,19 @@ fn check_runbook(rules: &str) {
         .map(str::trim)
         .collect();
     assert!(alerts.len() >= 10, "alerts found: {alerts:?}");
+    let unit_tests = read(&deploy("prometheus/stave-alerts.test.yml"));
     for a in &alerts {
         assert!(
             runbook.lines().any(|l| l.trim() == format!("## {a}")),
             "deploy/RUNBOOK.md has no `## {a}` section"
         );
-        let anchor = format!("RUNBOOK.md#{}", a.to_lowercase());
+        let cases = unit_tests
+            .lines()
+            .filter(|l| l.trim() == format!("alertname: {a}"))
+            .count();
         assert!(
-            rules.contains(&anchor),
-            "no runbook_url to {anchor} in the rules"
+            cases >= 2,
+            "stave-alerts.test.yml: {cases} cases for {a}, not firing and quiet"
         );
     }
 }
