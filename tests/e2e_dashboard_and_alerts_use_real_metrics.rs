@@ -224,17 +224,6 @@ fn check_runbook(rules: &str) {
     }
 }
 
-/// The value of `name{labels}` in Prometheus text.
-fn labelled(text: &str, series: &str) -> Option<f64> {
-    text.lines().find_map(|l| {
-        l.strip_prefix(series)?
-            .strip_prefix(' ')?
-            .trim()
-            .parse()
-            .ok()
-    })
-}
-
 /// Node 0's app-hash prefix, block time and disk gauges against CometBFT's
 /// headers, the clock and `statvfs`.
 async fn gauges_tell_the_truth(net: &Localnet) {
@@ -281,8 +270,8 @@ async fn gauges_tell_the_truth(net: &Localnet) {
         "block time {t}, now {now}"
     );
     let fs = rustix::fs::statvfs(net.stave_home(0).as_path()).unwrap();
-    let size = labelled(&text, "stave_disk_size_bytes{dir=\"chain\"}").unwrap();
-    let free = labelled(&text, "stave_disk_free_bytes{dir=\"chain\"}").unwrap();
+    let size = sample(&text, "stave_disk_size_bytes{dir=\"chain\"}").unwrap();
+    let free = sample(&text, "stave_disk_free_bytes{dir=\"chain\"}").unwrap();
     assert_eq!(
         size,
         (fs.f_blocks * fs.f_frsize) as f64,

@@ -161,8 +161,7 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
             let c = timed(&metrics().commit_seconds, || app.commit())?;
             // a scrape reads the two in no fixed order: compare nodes' hashes
             // only at heights that stay put across scrapes (deploy/ rules do)
-            metrics().chain.committed(&c.app_hash);
-            metrics().height.set(c.height as i64);
+            metrics().committed(c.height, &c.app_hash);
             ConsensusResponse::Commit(response::Commit {
                 data: Default::default(),
                 retain_height: c.retain_height.try_into().unwrap_or_default(),

@@ -426,6 +426,15 @@ fn upload_metrics(registry: &Registry) -> Result<UploadMetrics, prometheus::Erro
     Ok((jobs, seconds, failures, bytes, under))
 }
 
+impl Metrics {
+    /// A commit at `height` under `app_hash` (consensus, or a restored
+    /// snapshot): the hash first, then the height.
+    pub fn committed(&self, height: u64, app_hash: &[u8; 32]) {
+        self.chain.committed(app_hash);
+        self.height.set(height as i64);
+    }
+}
+
 /// The process-wide metrics.
 pub fn metrics() -> &'static Metrics {
     static M: OnceLock<Metrics> = OnceLock::new();

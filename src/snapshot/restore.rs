@@ -225,8 +225,7 @@ impl Restorer {
         let sync = &crate::metrics::metrics().sync;
         sync.restore_seconds.set(secs);
         sync.restored_height.set(a.height as i64);
-        crate::metrics::metrics().chain.committed(&a.meta.app_hash);
-        crate::metrics::metrics().height.set(a.height as i64);
+        crate::metrics::metrics().committed(a.height, &a.meta.app_hash);
         if let Err(e) = self.reload_mempool() {
             // The restore is on disk; the consensus actor reloads the app
             // before its first request.

@@ -32,7 +32,8 @@ use stave::proto::query::{
     AccountRequest, KvGetRequest, KvListRequest, StatusRequest, StatusResponse,
 };
 
-/// The value of the unlabelled metric `name` in Prometheus text.
+/// The value of the series `name` (with its labels, if any, as exposed) in
+/// Prometheus text.
 pub fn sample(text: &str, name: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
