@@ -33,6 +33,7 @@ fn fill(store: &ChainStore, keys: u64) -> u64 {
     g.put_chain_facts(&ChainFacts {
         chain_id: CHAIN.into(),
         evidence_max_age_blocks: 100_000,
+        consensus_params: Vec::new(),
     });
     store
         .commit_genesis(CHAIN, 0, g.into_changes())

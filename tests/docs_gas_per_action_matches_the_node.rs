@@ -305,6 +305,18 @@ async fn validator_rows(d: &mut Doc) {
         "an ADMIT vote, not yet decided",
     )
     .await;
+    let upgrade = Action::ScheduleUpgrade(stave::keyspaces::upgrades::ScheduleUpgrade {
+        name: "v2".into(),
+        height: 1_000_000,
+        app_version: 2,
+    });
+    d.row(
+        VALIDATORS[1],
+        upgrade,
+        "ScheduleUpgrade",
+        "the first vote, not yet decided",
+    )
+    .await;
     let moved = endpoints("127.0.0.1:27001", "node204.example:9090");
     d.row(
         VALIDATORS[3],

@@ -53,6 +53,7 @@ fn run(mut app: App, mut rx: mpsc::Receiver<Job>) {
             Ok(Ok(resp)) => {
                 let _ = reply.send(resp);
             }
+            Ok(Err(AppError::UpgradeNeeded(u))) => halt_for_upgrade(&u),
             Ok(Err(e)) => fatal(&format!("{e}")),
             Err(_) => fatal("panic in the consensus path"),
         }
@@ -70,6 +71,20 @@ fn fatal(msg: &str) -> ! {
     }
     eprintln!("stave: fatal: {msg}");
     std::process::exit(70)
+}
+
+/// Stops the node at an upgrade this binary cannot run. Nothing was
+/// written for the block; CometBFT, whose ABCI connection closes, stops too
+/// and replays the block to the binary that knows the migration.
+fn halt_for_upgrade(u: &crate::keyspaces::upgrades::UpgradeNeeded) -> ! {
+    tracing::error!(
+        upgrade = %u.name,
+        height = u.height,
+        app_version = u.app_version,
+        "{u}"
+    );
+    eprintln!("stave: {u}");
+    std::process::exit(crate::app::UPGRADE_NEEDED_EXIT)
 }
 
 /// An operator-facing line for a write that failed on a full disk: RocksDB
@@ -103,16 +118,17 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
             // before anything is written.
             let max_gas =
                 crate::app::block_max_gas(&r.app_state_bytes, r.consensus_params.block.max_gas)?;
+            let mut consensus_params = r.consensus_params.clone();
+            consensus_params.block.max_gas = max_gas;
             let hash = app.init_chain_with(
                 &r.chain_id,
                 time,
                 &r.app_state_bytes,
                 &comet,
                 r.consensus_params.evidence.max_age_num_blocks,
+                convert::consensus_params_bytes(&consensus_params),
             )?;
             tracing::info!(chain_id = %r.chain_id, app_hash = %hex::encode(hash), max_gas, "genesis committed");
-            let mut consensus_params = r.consensus_params.clone();
-            consensus_params.block.max_gas = max_gas;
             ConsensusResponse::InitChain(response::InitChain {
                 consensus_params: Some(consensus_params),
                 validators: vec![],
@@ -195,7 +211,7 @@ fn finalize(
         events: out.events.iter().map(convert::event).collect(),
         tx_results: out.txs.iter().map(convert::exec_result).collect(),
         validator_updates: convert::validator_updates(&out.validator_updates),
-        consensus_param_updates: None,
+        consensus_param_updates: convert::consensus_param_updates(out.upgrade.as_ref())?,
         app_hash: app_hash(&out.app_hash),
     }))
 }

@@ -56,3 +56,36 @@ pub fn validator_updates(updates: &[([u8; 32], u64)]) -> Vec<tendermint::validat
         })
         .collect()
 }
+
+/// CometBFT's consensus params as protobuf `ConsensusParams` bytes (what
+/// genesis records for upgrades).
+pub fn consensus_params_bytes(p: &tendermint::consensus::Params) -> Vec<u8> {
+    use prost::Message;
+    tendermint_proto::v0_38::types::ConsensusParams::from(p.clone()).encode_to_vec()
+}
+
+/// FinalizeBlock's `consensus_param_updates` for an upgrade applied in the
+/// block: every param as recorded, with the new `version.app` (CometBFT
+/// replaces each param an update carries). `None` without an upgrade, or
+/// when genesis recorded no params (the version then shows only in Info).
+pub fn consensus_param_updates(
+    upgrade: Option<&(u64, Vec<u8>)>,
+) -> Result<Option<tendermint::consensus::Params>, crate::app::AppError> {
+    use prost::Message;
+    let Some((version, raw)) = upgrade else {
+        return Ok(None);
+    };
+    if raw.is_empty() {
+        tracing::warn!(
+            app_version = version,
+            "no consensus params recorded at genesis: CometBFT's version.app stays as it was"
+        );
+        return Ok(None);
+    }
+    let bad = |e: String| crate::app::AppError::EndBlock(format!("recorded consensus params: {e}"));
+    let proto = tendermint_proto::v0_38::types::ConsensusParams::decode(raw.as_slice())
+        .map_err(|e| bad(e.to_string()))?;
+    tendermint::consensus::Params::try_from(proto)
+        .map(Some)
+        .map_err(|e| bad(e.to_string()))
+}

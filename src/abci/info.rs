@@ -11,7 +11,7 @@ use tower::Service;
 use tower_abci::BoxError;
 
 use super::query::query;
-use crate::app::APP_VERSION;
+use crate::keyspaces::upgrades::UpgradesRead;
 use crate::store::ChainStore;
 
 #[derive(Clone)]
@@ -30,10 +30,18 @@ fn info(store: &ChainStore) -> response::Info {
             std::process::exit(70);
         }
     };
+    let app_version = match store.view().app_version() {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::error!(error = %e, "chain store unreadable in Info; stopping");
+            eprintln!("stave: fatal: chain store unreadable in Info: {e}");
+            std::process::exit(70);
+        }
+    };
     response::Info {
         data: "stave".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        app_version: APP_VERSION,
+        app_version,
         last_block_height: ci.height.unwrap_or(0).try_into().unwrap_or_default(),
         last_block_app_hash: tendermint::AppHash::try_from(ci.app_hash).unwrap_or_default(),
     }

@@ -38,8 +38,9 @@ use crate::keyspaces::params::{Params, ParamsRead};
 use crate::store::{ChainStore, Overlay, PendingCommit, PruneConfig, StoreError};
 use crate::tx::{DecodedTx, TxError, UnverifiedTx};
 
-/// The app version reported in Info.
-pub const APP_VERSION: u64 = 1;
+/// The app version of a new chain (CometBFT's genesis `version.app`); an
+/// upgrade raises the chain's version in state (`upgrades/app_version`).
+pub const APP_VERSION: u64 = crate::keyspaces::upgrades::GENESIS_APP_VERSION;
 
 /// ProcessProposal decodes this many txs at a time (in parallel) and stops
 /// at the first chunk with a tx that does not decode.
@@ -95,6 +96,24 @@ pub enum AppError {
     NoGenesis,
     #[error("end of block: {0}")]
     EndBlock(String),
+    /// A scheduled upgrade is due and this binary cannot run it: the node
+    /// stops (exit [`UPGRADE_NEEDED_EXIT`]) having changed nothing.
+    #[error(transparent)]
+    UpgradeNeeded(#[from] crate::keyspaces::upgrades::UpgradeNeeded),
+}
+
+/// The exit status of a node that stopped at an upgrade it cannot run.
+/// Supervisors must not restart it on the same binary (systemd:
+/// `RestartPreventExitStatus=3`).
+pub const UPGRADE_NEEDED_EXIT: i32 = 3;
+
+impl From<crate::keyspaces::upgrades::DueError> for AppError {
+    fn from(e: crate::keyspaces::upgrades::DueError) -> Self {
+        match e {
+            crate::keyspaces::upgrades::DueError::Needed(n) => AppError::UpgradeNeeded(n),
+            crate::keyspaces::upgrades::DueError::Store(s) => AppError::Store(s),
+        }
+    }
 }
 
 /// Node-local settings of the app (from `stave.toml`, never consensus).
@@ -265,13 +284,22 @@ impl App {
         app_state: &[u8],
         comet_validators: &[(Vec<u8>, u64)],
     ) -> Result<[u8; 32], AppError> {
-        self.init_chain_with(chain_id, genesis_time_ns, app_state, comet_validators, 0)
+        self.init_chain_with(
+            chain_id,
+            genesis_time_ns,
+            app_state,
+            comet_validators,
+            0,
+            Vec::new(),
+        )
     }
 
     /// [`Self::init_chain`], recording CometBFT's evidence max age (from
     /// InitChain's consensus params; 0 = unknown) in verifiable state and
     /// in meta, so that Commit never lets CometBFT prune blocks younger
     /// than that, on this node or on one restored from a snapshot.
+    /// `consensus_params` (protobuf, as InitChain returns them) are kept in
+    /// state for upgrades, which send them back with a new `version.app`.
     pub fn init_chain_with(
         &mut self,
         chain_id: &str,
@@ -279,6 +307,7 @@ impl App {
         app_state: &[u8],
         comet_validators: &[(Vec<u8>, u64)],
         evidence_age: u64,
+        consensus_params: Vec<u8>,
     ) -> Result<[u8; 32], AppError> {
         let state = AppState::parse(app_state)?;
         state.check_validator_set(comet_validators)?;
@@ -286,6 +315,7 @@ impl App {
         let facts = crate::keyspaces::chain::ChainFacts {
             chain_id: chain_id.to_string(),
             evidence_max_age_blocks: evidence_age,
+            consensus_params,
         };
         for (k, v) in crate::keyspaces::chain::facts_rows(&facts) {
             changes.state.insert(k, Some(v));
@@ -414,6 +444,7 @@ impl App {
         };
         let base = self.store.committed();
         let mut block = Overlay::new(base);
+        let upgrade = crate::keyspaces::upgrades::run_due(&mut block, height)?;
         let mut outcomes = Vec::with_capacity(decoded.len());
         let mut declared = 0u64;
         for (d, ok) in decoded.iter().zip(sig_ok) {
@@ -451,12 +482,18 @@ impl App {
             commit,
             outcomes: outcomes.clone(),
         });
+        let mut events = end.events;
+        if let Some(u) = &upgrade {
+            tracing::info!(height, app_version = u.app_version, "upgrade applied");
+            events.insert(0, u.event.clone());
+        }
         Ok(BlockOutcome {
             height,
             app_hash,
             txs: outcomes,
             validator_updates: end.updates,
-            events: end.events,
+            events,
+            upgrade: upgrade.map(|u| (u.app_version, u.consensus_params)),
         })
     }
 

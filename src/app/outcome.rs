@@ -102,4 +102,7 @@ pub struct BlockOutcome {
     pub validator_updates: Vec<([u8; 32], u64)>,
     /// Events of the block itself (end of block), not of one tx.
     pub events: Vec<Event>,
+    /// An upgrade applied at this block: the new app version and CometBFT's
+    /// consensus params carrying it (protobuf; empty when not recorded).
+    pub upgrade: Option<(u64, Vec<u8>)>,
 }

@@ -89,6 +89,19 @@ pub enum ValidatorTx {
         #[command(flatten)]
         opts: OperatorOpts,
     },
+    /// Vote for the coordinated upgrade NAME (ScheduleUpgrade): at --height
+    /// every node runs migration NAME, or stops until it runs a binary that
+    /// knows it. The first vote proposes; every vote names the same plan.
+    Upgrade {
+        name: String,
+        /// The first height run under the new version.
+        #[arg(long)]
+        height: u64,
+        #[arg(long)]
+        app_version: u64,
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
 }
 
 /// The ed25519 key of a CometBFT `priv_validator_key.json`.
@@ -171,6 +184,19 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
             (Action::VoteValidator(v), opts)
         }
         ValidatorTx::Leave { opts } => (Action::LeaveValidator(LeaveValidator), opts),
+        ValidatorTx::Upgrade {
+            name,
+            height,
+            app_version,
+            opts,
+        } => (
+            Action::ScheduleUpgrade(crate::keyspaces::upgrades::ScheduleUpgrade {
+                name,
+                height,
+                app_version,
+            }),
+            opts,
+        ),
         ValidatorTx::Endpoints {
             address,
             client_endpoint,
@@ -281,6 +307,11 @@ pub enum GovernanceQuery {
         #[arg(long, default_value = DEFAULT_NODE)]
         node: String,
     },
+    /// The app version, the scheduled upgrade, proposals and applied migrations.
+    Upgrades {
+        #[arg(long, default_value = DEFAULT_NODE)]
+        node: String,
+    },
 }
 
 fn view_json(v: &pb::ValidatorView) -> Value {
@@ -312,7 +343,8 @@ pub async fn run_query(q: GovernanceQuery, out: Output) -> anyhow::Result<()> {
     let node = match &q {
         GovernanceQuery::Validator { node, .. }
         | GovernanceQuery::Validators { node }
-        | GovernanceQuery::ValidatorSet { node } => node.clone(),
+        | GovernanceQuery::ValidatorSet { node }
+        | GovernanceQuery::Upgrades { node } => node.clone(),
     };
     let mut c = StaveClient::connect(&node).await?;
     let v = match q {
@@ -336,6 +368,14 @@ pub async fn run_query(q: GovernanceQuery, out: Output) -> anyhow::Result<()> {
                 .into_inner();
             json!({ "height": r.height, "validators": r.validators.iter().map(view_json).collect::<Vec<_>>() })
         }
+        GovernanceQuery::Upgrades { .. } => {
+            let r = c
+                .governance
+                .upgrades(pb::UpgradesRequest {})
+                .await?
+                .into_inner();
+            upgrades_json(&r)
+        }
         GovernanceQuery::ValidatorSet { .. } => {
             let r = c
                 .governance
@@ -355,4 +395,24 @@ pub async fn run_query(q: GovernanceQuery, out: Output) -> anyhow::Result<()> {
     };
     out.print(&v);
     Ok(())
+}
+
+fn proposal_json(p: &pb::UpgradeProposal) -> Value {
+    let e = p.election.clone().unwrap_or_default();
+    json!({
+        "name": p.name, "height": p.height, "app_version": p.app_version,
+        "election": { "round": e.round, "opened_at": e.opened_at,
+            "status": crate::keyspaces::validators::election::status_name(e.status),
+            "votes": e.votes.iter().map(|v| hex::encode(&v.voter)).collect::<Vec<_>>() },
+    })
+}
+
+fn upgrades_json(r: &pb::UpgradesResponse) -> Value {
+    json!({
+        "height": r.height,
+        "app_version": r.app_version,
+        "scheduled": r.scheduled.as_ref().map(proposal_json),
+        "proposals": r.proposals.iter().map(proposal_json).collect::<Vec<_>>(),
+        "applied": r.applied.iter().map(|a| json!({"name": a.name, "height": a.height, "app_version": a.app_version})).collect::<Vec<_>>(),
+    })
 }

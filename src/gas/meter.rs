@@ -104,6 +104,11 @@ fn opt_len(v: &Option<Vec<u8>>) -> usize {
 }
 
 impl<S: StateRead> StateRead for Metered<'_, S> {
+    /// Unmetered: see [`StateRead::rules_version`].
+    fn rules_version(&self) -> Result<u64, StoreError> {
+        self.inner.rules_version()
+    }
+
     fn get_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let g = self.schedule;
         self.charge(g.read.saturating_add(per(key.len(), g.read_byte)))?;
@@ -197,5 +202,28 @@ mod tests {
         assert!(tight.exhausted());
         assert_eq!(tight.used(), g.read);
         assert!(tight.charge(0).is_err(), "exhaustion is sticky");
+    }
+
+    #[test]
+    fn the_rules_version_costs_no_gas_at_any_layer() {
+        let g = GasParams::default();
+        let mut base = MemState::default();
+        let key = crate::keyspaces::upgrades::app_version_key();
+        let meter = GasMeter::new(u64::MAX);
+        let m = Metered::new(Overlay::new(&base), &meter, &g);
+        assert_eq!(m.rules_version().unwrap(), 1, "absent: the genesis version");
+        base.state.insert(key.clone(), 2u64.to_be_bytes().to_vec());
+        let inner = Overlay::new(&base);
+        let mut m = Metered::new(Overlay::new(&inner), &meter, &g);
+        assert_eq!(m.rules_version().unwrap(), 2);
+        m.put_raw(key, 3u64.to_be_bytes().to_vec());
+        let before = meter.used();
+        assert_eq!(m.rules_version().unwrap(), 3, "a pending write is seen");
+        assert_eq!(meter.used(), before);
+        assert_eq!(
+            before,
+            g.write + (20 + 8) * g.write_byte,
+            "only the write was charged"
+        );
     }
 }

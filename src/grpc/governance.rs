@@ -14,8 +14,8 @@ use crate::keyspaces::validators::{query, ValidatorsRead};
 use crate::proto::governance::{
     governance_service_server::GovernanceService, FlagsRequest, FlagsResponse, GetTakedownRequest,
     GetTakedownResponse, GroupRequest, GroupResponse, GroupsRequest, GroupsResponse,
-    ValidatorRequest, ValidatorResponse, ValidatorSetRequest, ValidatorSetResponse,
-    ValidatorsRequest, ValidatorsResponse,
+    UpgradesRequest, UpgradesResponse, ValidatorRequest, ValidatorResponse, ValidatorSetRequest,
+    ValidatorSetResponse, ValidatorsRequest, ValidatorsResponse,
 };
 use crate::store::ChainStore;
 
@@ -120,6 +120,22 @@ impl GovernanceService for GovernanceServiceImpl {
             Ok(FlagsResponse {
                 flags,
                 next: next.unwrap_or_default(),
+                height,
+            })
+        })
+        .await
+    }
+    async fn upgrades(
+        &self,
+        _: Request<UpgradesRequest>,
+    ) -> Result<Response<UpgradesResponse>, Status> {
+        use crate::keyspaces::upgrades::UpgradesRead;
+        read(&self.store, move |v, height| {
+            Ok(UpgradesResponse {
+                app_version: v.app_version().map_err(internal)?,
+                scheduled: v.scheduled_upgrade().map_err(internal)?,
+                proposals: v.upgrade_proposals().map_err(internal)?,
+                applied: v.upgrades_applied().map_err(internal)?,
                 height,
             })
         })

@@ -112,7 +112,10 @@ impl QueryService for QueryServiceImpl {
                 height: ci.height.unwrap_or(0),
                 app_hash: hex::encode(ci.app_hash),
                 schema_version: crate::store::SCHEMA_VERSION,
-                app_version: crate::app::APP_VERSION,
+                app_version: {
+                    use crate::keyspaces::upgrades::UpgradesRead;
+                    store.view().app_version().map_err(internal)?
+                },
                 earliest_height: ci.earliest_version,
                 pow_base: storage.pow_base,
                 pow_retention: storage.pow_retention,

@@ -46,6 +46,7 @@ pub mod policies;
 pub mod releases;
 pub mod rights;
 pub mod takedowns;
+pub mod upgrades;
 pub mod uploads;
 pub mod validators;
 

@@ -134,6 +134,15 @@ impl<S: StateRead> StateRead for Overlay<S> {
             None => self.base.get_raw(key),
         }
     }
+    /// Unmetered all the way down, whatever the base (see
+    /// [`StateRead::rules_version`]).
+    fn rules_version(&self) -> Result<u64, StoreError> {
+        let key = crate::keyspaces::upgrades::app_version_key();
+        match self.changes.state.get(&key) {
+            Some(v) => crate::keyspaces::upgrades::decode_app_version(&key, v.clone()),
+            None => self.base.rules_version(),
+        }
+    }
     fn get_index_raw(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let v = match self.changes.index.get(key) {
             Some(v) => v.clone(),

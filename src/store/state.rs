@@ -37,6 +37,15 @@ pub trait StateRead {
         let _ = work;
         Ok(())
     }
+    /// The app version whose rules run (`upgrades/app_version`), read
+    /// without charging gas (`gas::Metered` passes it through): which rules
+    /// apply is not work a tx asked for, so a rule behind a version check
+    /// charges under the old version exactly what the binary without the
+    /// check charged, and old blocks replay to the same results.
+    fn rules_version(&self) -> Result<u64, StoreError> {
+        let key = crate::keyspaces::upgrades::app_version_key();
+        crate::keyspaces::upgrades::decode_app_version(&key, self.get_raw(&key)?)
+    }
 }
 
 /// Reads beyond [`StateRead`] that client queries use: the last block's
@@ -91,5 +100,8 @@ impl<T: StateRead + ?Sized> StateRead for &T {
     }
     fn charge_gas(&self, work: crate::gas::Work) -> Result<(), StoreError> {
         (**self).charge_gas(work)
+    }
+    fn rules_version(&self) -> Result<u64, StoreError> {
+        (**self).rules_version()
     }
 }

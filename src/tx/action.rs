@@ -31,6 +31,7 @@ pub enum Action {
     VoteValidator(VoteValidator),
     LeaveValidator(LeaveValidator),
     UpdateValidatorEndpoints(UpdateValidatorEndpoints),
+    ScheduleUpgrade(crate::keyspaces::upgrades::ScheduleUpgrade),
     ApplyGroup(crate::keyspaces::groups::ApplyGroup),
     VoteGroup(crate::keyspaces::groups::VoteGroup),
     RotateTakedownAuthority(crate::keyspaces::groups::RotateTakedownAuthority),
@@ -70,6 +71,7 @@ impl Action {
             Action::VoteValidator(a) => a.check_stateless(params),
             Action::LeaveValidator(a) => a.check_stateless(params),
             Action::UpdateValidatorEndpoints(a) => a.check_stateless(params),
+            Action::ScheduleUpgrade(a) => a.check_stateless(params),
             Action::ApplyGroup(a) => a.check_stateless(params),
             Action::VoteGroup(a) => a.check_stateless(params),
             Action::RotateTakedownAuthority(a) => a.check_stateless(params),
@@ -123,6 +125,7 @@ impl Action {
             | Action::VoteValidator(_)
             | Action::LeaveValidator(_)
             | Action::UpdateValidatorEndpoints(_)
+            | Action::ScheduleUpgrade(_)
             | Action::ApplyGroup(_)
             | Action::VoteGroup(_)
             | Action::RotateTakedownAuthority(_)
@@ -157,6 +160,7 @@ impl Action {
             Action::VoteValidator(_) => "validator.vote",
             Action::LeaveValidator(_) => "validator.leave",
             Action::UpdateValidatorEndpoints(_) => "validator.update_endpoints",
+            Action::ScheduleUpgrade(_) => "upgrade.schedule",
             Action::ApplyGroup(_) => "group.apply",
             Action::VoteGroup(_) => "group.vote",
             Action::RotateTakedownAuthority(_) => "group.rotate_authority",
@@ -202,6 +206,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::VoteValidator(v) => Action::VoteValidator(v.try_into()?),
             Kind::LeaveValidator(l) => Action::LeaveValidator(l.into()),
             Kind::UpdateValidatorEndpoints(u) => Action::UpdateValidatorEndpoints(u.into()),
+            Kind::ScheduleUpgrade(u) => Action::ScheduleUpgrade(u.into()),
             Kind::ApplyGroup(a) => Action::ApplyGroup(a.into()),
             Kind::VoteGroup(a) => Action::VoteGroup(a.into()),
             Kind::RotateTakedownAuthority(a) => Action::RotateTakedownAuthority(a.into()),
@@ -248,6 +253,7 @@ impl From<Action> for pb::Action {
             Action::VoteValidator(v) => Kind::VoteValidator(v.into()),
             Action::LeaveValidator(l) => Kind::LeaveValidator(l.into()),
             Action::UpdateValidatorEndpoints(u) => Kind::UpdateValidatorEndpoints(u.into()),
+            Action::ScheduleUpgrade(u) => Kind::ScheduleUpgrade(u.into()),
             Action::ApplyGroup(a) => Kind::ApplyGroup(a.into()),
             Action::VoteGroup(a) => Kind::VoteGroup(a.into()),
             Action::RotateTakedownAuthority(a) => Kind::RotateTakedownAuthority(a.into()),

@@ -95,6 +95,11 @@ pub enum Code {
     /// Governance: the signer is not the operator key of a validator record
     /// that is ACTIVE, CANDIDATE or UNBONDING (`UpdateValidatorEndpoints`).
     NotValidatorOperator = 212,
+    /// Governance: a `ScheduleUpgrade` at or below the current height, to an
+    /// app version not above the current one, for a migration that already
+    /// ran, while another upgrade is scheduled, or naming another height or
+    /// version than the open proposal of that name.
+    UpgradeRefused = 213,
     /// Casbin: the model text is outside the allowed subset.
     CasbinInvalidModel = 170,
     /// Casbin: a rule index outside `0..max_rules_per_model`.
@@ -300,6 +305,7 @@ impl Code {
             Code::GovernanceCap => "GOVERNANCE_CAP",
             Code::NotGroupMember => "NOT_GROUP_MEMBER",
             Code::NotValidatorOperator => "NOT_VALIDATOR_OPERATOR",
+            Code::UpgradeRefused => "UPGRADE_REFUSED",
             Code::CasbinInvalidModel => "CASBIN_INVALID_MODEL",
             Code::CasbinRuleIndexOutOfRange => "CASBIN_RULE_INDEX_OUT_OF_RANGE",
             Code::CasbinInvalidRule => "CASBIN_INVALID_RULE",
@@ -376,7 +382,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 110] = [
+    pub const ALL: [Code; 111] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -415,6 +421,7 @@ impl Code {
         Code::GovernanceCap,
         Code::NotGroupMember,
         Code::NotValidatorOperator,
+        Code::UpgradeRefused,
         Code::CasbinInvalidModel,
         Code::CasbinRuleIndexOutOfRange,
         Code::CasbinInvalidRule,

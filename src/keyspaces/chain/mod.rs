@@ -17,11 +17,32 @@ pub fn evidence_age_key() -> Vec<u8> {
     b"chain/evidence_max_age_blocks".to_vec()
 }
 
+/// The key of CometBFT's consensus params as InitChain returned them and
+/// upgrades changed them (protobuf `tendermint.types.ConsensusParams`): an
+/// upgrade sends them back with the new `version.app`, and CometBFT replaces
+/// every param the update carries.
+pub fn consensus_params_key() -> Vec<u8> {
+    b"chain/consensus_params".to_vec()
+}
+
+/// `params` (protobuf `ConsensusParams`) with `version.app = app_version`.
+pub fn with_app_version(params: &[u8], app_version: u64) -> Result<Vec<u8>, StoreError> {
+    use prost::Message;
+    use tendermint_proto::v0_38::types::{ConsensusParams, VersionParams};
+    let mut p = ConsensusParams::decode(params)
+        .map_err(|e| StoreError::corrupt(&consensus_params_key(), e))?;
+    p.version = Some(VersionParams { app: app_version });
+    Ok(p.encode_to_vec())
+}
+
 /// What a restored node reads back.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChainFacts {
     pub chain_id: String,
     pub evidence_max_age_blocks: u64,
+    /// CometBFT's consensus params as InitChain returned them (protobuf;
+    /// empty: not recorded).
+    pub consensus_params: Vec<u8>,
 }
 
 pub trait ChainRead: StateRead {
@@ -43,20 +64,30 @@ pub trait ChainRead: StateRead {
         Ok(Some(ChainFacts {
             chain_id,
             evidence_max_age_blocks: age,
+            consensus_params: self.consensus_params()?.unwrap_or_default(),
         }))
+    }
+
+    /// CometBFT's consensus params in force (`None`: not recorded).
+    fn consensus_params(&self) -> Result<Option<Vec<u8>>, StoreError> {
+        self.get_raw(&consensus_params_key())
     }
 }
 impl<T: StateRead + ?Sized> ChainRead for T {}
 
 /// The state rows of `f` (genesis writes them with its other changes).
-pub fn facts_rows(f: &ChainFacts) -> [(Vec<u8>, Vec<u8>); 2] {
-    [
+pub fn facts_rows(f: &ChainFacts) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut rows = vec![
         (chain_id_key(), f.chain_id.as_bytes().to_vec()),
         (
             evidence_age_key(),
             f.evidence_max_age_blocks.to_be_bytes().to_vec(),
         ),
-    ]
+    ];
+    if !f.consensus_params.is_empty() {
+        rows.push((consensus_params_key(), f.consensus_params.clone()));
+    }
+    rows
 }
 
 pub trait ChainWrite: StateWrite {
@@ -64,6 +95,9 @@ pub trait ChainWrite: StateWrite {
         for (k, v) in facts_rows(f) {
             self.put_raw(k, v);
         }
+    }
+    fn put_consensus_params(&mut self, params: &[u8]) {
+        self.put_raw(consensus_params_key(), params.to_vec());
     }
 }
 impl<T: StateWrite + ?Sized> ChainWrite for T {}
@@ -81,6 +115,7 @@ mod tests {
         let f = ChainFacts {
             chain_id: "stave-test".into(),
             evidence_max_age_blocks: 100_000,
+            consensus_params: vec![1, 2, 3],
         };
         s.put_chain_facts(&f);
         assert_eq!(s.chain_facts().unwrap(), Some(f));

@@ -51,6 +51,11 @@ fn cat(parts: &[&[u8]]) -> Vec<u8> {
     k
 }
 
+/// `kvdb/`: every kvdb entry of every owner.
+pub fn kvdb_area() -> Vec<u8> {
+    KVDB.to_vec()
+}
+
 /// `kvdb/{owner}/{db}/`: one database of one owner.
 pub fn kvdb_prefix(owner: &[u8; 32], db: &str) -> Vec<u8> {
     cat(&[KVDB, owner, b"/", db.as_bytes(), b"/"])

@@ -43,6 +43,7 @@ pub fn kind_name(kind: i32) -> &'static str {
         Ok(pb::ElectionKind::Admit) => "ADMIT",
         Ok(pb::ElectionKind::Remove) => "REMOVE",
         Ok(pb::ElectionKind::Suspend) => "SUSPEND",
+        Ok(pb::ElectionKind::Upgrade) => "UPGRADE",
         _ => "UNSPECIFIED",
     }
 }

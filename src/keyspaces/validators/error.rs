@@ -63,6 +63,8 @@ pub enum GovError {
         got: u64,
         limit: u64,
     },
+    #[error("upgrade {name:?} refused: {reason}")]
+    UpgradeRefused { name: String, reason: String },
 }
 
 impl GovError {
@@ -93,6 +95,7 @@ impl GovError {
             GovError::Cap { .. } => Code::GovernanceCap,
             GovError::NotGroupMember { .. } => Code::NotGroupMember,
             GovError::NotOperator { .. } => Code::NotValidatorOperator,
+            GovError::UpgradeRefused { .. } => Code::UpgradeRefused,
         }
     }
 }

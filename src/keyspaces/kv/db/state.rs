@@ -68,7 +68,12 @@ impl<T: StateRead + ?Sized> KvdbRead for T {}
 
 pub trait KvdbWrite: StateWrite {
     fn put_kvdb_entry(&mut self, at: At<'_>, e: &KvEntry) {
-        self.put_raw(at.entry_key(), pb::KvEntry::from(e).encode_to_vec());
+        #[allow(unused_mut)]
+        let mut v = pb::KvEntry::from(e).encode_to_vec();
+        // the test migration's version-2 rule (`upgrade-test` builds only)
+        #[cfg(feature = "upgrade-test")]
+        crate::keyspaces::upgrades::test_v2::stamp(self, &mut v);
+        self.put_raw(at.entry_key(), v);
     }
     fn delete_kvdb_entry(&mut self, at: At<'_>) {
         self.delete_raw(at.entry_key());

@@ -1,0 +1,34 @@
+//! Key builders of `upgrades/`:
+//! - `upgrades/app_version`: the version whose rules run (absent: 1);
+//! - `upgrades/scheduled`: the plan that passed and has not run;
+//! - `upgrades/proposal/{name}`: a plan and its election;
+//! - `upgrades/applied/{name}`: a migration that ran.
+
+const APP_VERSION: &[u8] = b"upgrades/app_version";
+const SCHEDULED: &[u8] = b"upgrades/scheduled";
+const PROPOSAL: &[u8] = b"upgrades/proposal/";
+const APPLIED: &[u8] = b"upgrades/applied/";
+
+pub fn app_version_key() -> Vec<u8> {
+    APP_VERSION.to_vec()
+}
+
+pub fn scheduled_key() -> Vec<u8> {
+    SCHEDULED.to_vec()
+}
+
+pub fn proposals_prefix() -> Vec<u8> {
+    PROPOSAL.to_vec()
+}
+
+pub fn proposal_key(name: &str) -> Vec<u8> {
+    [PROPOSAL, name.as_bytes()].concat()
+}
+
+pub fn applied_prefix() -> Vec<u8> {
+    APPLIED.to_vec()
+}
+
+pub fn applied_key(name: &str) -> Vec<u8> {
+    [APPLIED, name.as_bytes()].concat()
+}
