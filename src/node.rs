@@ -44,7 +44,13 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
         chain_id = %info.chain_id,
         "chain store opened"
     );
-    let app = App::load(store.clone(), config.app_config())?.with_snapshots(
+    let app = match App::load(store.clone(), config.app_config()) {
+        Err(e @ crate::app::AppError::VersionAhead { .. }) => {
+            crate::abci::consensus::halt_for_upgrade(&e.to_string())
+        }
+        other => other?,
+    };
+    let app = app.with_snapshots(
         crate::snapshot::SnapshotFiles::open(&home.snapshots_dir())?,
         config.snapshots.clone(),
     );

@@ -53,7 +53,8 @@ fn run(mut app: App, mut rx: mpsc::Receiver<Job>) {
             Ok(Ok(resp)) => {
                 let _ = reply.send(resp);
             }
-            Ok(Err(AppError::UpgradeNeeded(u))) => halt_for_upgrade(&u),
+            Ok(Err(AppError::UpgradeNeeded(u))) => halt_for_upgrade(&u.to_string()),
+            Ok(Err(e @ AppError::VersionAhead { .. })) => halt_for_upgrade(&e.to_string()),
             Ok(Err(e)) => fatal(&format!("{e}")),
             Err(_) => fatal("panic in the consensus path"),
         }
@@ -76,14 +77,9 @@ fn fatal(msg: &str) -> ! {
 /// Stops the node at an upgrade this binary cannot run. Nothing was
 /// written for the block; CometBFT, whose ABCI connection closes, stops too
 /// and replays the block to the binary that knows the migration.
-fn halt_for_upgrade(u: &crate::keyspaces::upgrades::UpgradeNeeded) -> ! {
-    tracing::error!(
-        upgrade = %u.name,
-        height = u.height,
-        app_version = u.app_version,
-        "{u}"
-    );
-    eprintln!("stave: {u}");
+pub(crate) fn halt_for_upgrade(msg: &str) -> ! {
+    tracing::error!("{msg}");
+    eprintln!("stave: {msg}");
     std::process::exit(crate::app::UPGRADE_NEEDED_EXIT)
 }
 
@@ -120,6 +116,11 @@ fn handle(app: &mut App, req: ConsensusRequest) -> Result<ConsensusResponse, App
                 crate::app::block_max_gas(&r.app_state_bytes, r.consensus_params.block.max_gas)?;
             let mut consensus_params = r.consensus_params.clone();
             consensus_params.block.max_gas = max_gas;
+            // the chain starts at the genesis app version, whatever
+            // CometBFT's genesis says (its default is 0)
+            consensus_params.version = Some(tendermint::consensus::params::VersionParams {
+                app: crate::app::APP_VERSION,
+            });
             let hash = app.init_chain_with(
                 &r.chain_id,
                 time,

@@ -58,10 +58,44 @@ pub fn validator_updates(updates: &[([u8; 32], u64)]) -> Vec<tendermint::validat
 }
 
 /// CometBFT's consensus params as protobuf `ConsensusParams` bytes (what
-/// genesis records for upgrades).
+/// genesis records for upgrades), built field by field here: the bytes are
+/// in the genesis app hash, so they must not move with a tendermint-rs
+/// conversion.
 pub fn consensus_params_bytes(p: &tendermint::consensus::Params) -> Vec<u8> {
     use prost::Message;
-    tendermint_proto::v0_38::types::ConsensusParams::from(p.clone()).encode_to_vec()
+    use tendermint_proto::google::protobuf::Duration;
+    use tendermint_proto::v0_38::types as t;
+    let age = p.evidence.max_age_duration.0;
+    t::ConsensusParams {
+        block: Some(t::BlockParams {
+            max_bytes: i64::try_from(p.block.max_bytes).unwrap_or(i64::MAX),
+            max_gas: p.block.max_gas,
+        }),
+        evidence: Some(t::EvidenceParams {
+            max_age_num_blocks: i64::try_from(p.evidence.max_age_num_blocks).unwrap_or(i64::MAX),
+            max_age_duration: Some(Duration {
+                seconds: i64::try_from(age.as_secs()).unwrap_or(i64::MAX),
+                nanos: i32::try_from(age.subsec_nanos()).unwrap_or(0),
+            }),
+            max_bytes: p.evidence.max_bytes,
+        }),
+        validator: Some(t::ValidatorParams {
+            pub_key_types: p
+                .validator
+                .pub_key_types
+                .iter()
+                .map(|k| k.as_str().to_string())
+                .collect(),
+        }),
+        version: p.version.as_ref().map(|v| t::VersionParams { app: v.app }),
+        abci: Some(t::AbciParams {
+            vote_extensions_enable_height: p
+                .abci
+                .vote_extensions_enable_height
+                .map_or(0, |h| i64::try_from(h.value()).unwrap_or(i64::MAX)),
+        }),
+    }
+    .encode_to_vec()
 }
 
 /// FinalizeBlock's `consensus_param_updates` for an upgrade applied in the
@@ -88,4 +122,60 @@ pub fn consensus_param_updates(
     tendermint::consensus::Params::try_from(proto)
         .map(Some)
         .map_err(|e| bad(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> tendermint::consensus::Params {
+        tendermint::consensus::Params {
+            block: tendermint::block::Size {
+                max_bytes: 22_020_096,
+                max_gas: 1_000_000_000,
+                time_iota_ms: 1_000,
+            },
+            evidence: tendermint::evidence::Params {
+                max_age_num_blocks: 100_000,
+                max_age_duration: tendermint::evidence::Duration(std::time::Duration::new(
+                    172_800, 5,
+                )),
+                max_bytes: 1_048_576,
+            },
+            validator: tendermint::consensus::params::ValidatorParams {
+                pub_key_types: vec![tendermint::public_key::Algorithm::Ed25519],
+            },
+            version: Some(tendermint::consensus::params::VersionParams { app: 1 }),
+            abci: Default::default(),
+        }
+    }
+
+    /// The recorded bytes are in the genesis app hash: they are pinned here,
+    /// so a dependency bump cannot move them unseen.
+    #[test]
+    fn recorded_consensus_params_are_pinned_bytes_and_round_trip() {
+        let raw = consensus_params_bytes(&params());
+        assert_eq!(
+            hex::encode(&raw),
+            // block {22020096, 1e9}, evidence {100000, 172800 s 5 ns,
+            // 1 MiB}, validator {"ed25519"}, version {1}, abci {}
+            "0a0b088080c00a108094ebdc03121008a08d0612060880c60a1005188080401a09\
+             0a0765643235353139220208012a00"
+        );
+        let v2 = crate::keyspaces::chain::with_app_version(&raw, 2).unwrap();
+        let back = consensus_param_updates(Some(&(2, v2))).unwrap().unwrap();
+        let mut want = params();
+        want.version = Some(tendermint::consensus::params::VersionParams { app: 2 });
+        assert_eq!(back.block.max_bytes, want.block.max_bytes);
+        assert_eq!(back.block.max_gas, want.block.max_gas);
+        assert_eq!(back.evidence, want.evidence);
+        assert_eq!(back.validator, want.validator);
+        assert_eq!(back.version, want.version);
+        assert_eq!(back.abci, want.abci);
+        assert_eq!(consensus_param_updates(None).unwrap(), None);
+        assert_eq!(
+            consensus_param_updates(Some(&(2, Vec::new()))).unwrap(),
+            None
+        );
+    }
 }

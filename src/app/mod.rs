@@ -100,6 +100,34 @@ pub enum AppError {
     /// stops (exit [`UPGRADE_NEEDED_EXIT`]) having changed nothing.
     #[error(transparent)]
     UpgradeNeeded(#[from] crate::keyspaces::upgrades::UpgradeNeeded),
+    /// The chain store runs rules newer than this binary knows (a snapshot
+    /// or backup taken after an upgrade, opened by an older binary).
+    #[error(
+        "UPGRADE NEEDED: the chain store runs app_version {chain}, and this binary \
+         (stave {binary}) knows rules up to app_version {known}: install the binary of the \
+         upgrade that raised it. Nothing was changed."
+    )]
+    VersionAhead {
+        chain: u64,
+        known: u64,
+        binary: &'static str,
+    },
+}
+
+/// `VersionAhead` unless this binary knows the rules of the version the
+/// committed state runs.
+fn check_rules_version(store: &ChainStore) -> Result<(), AppError> {
+    use crate::store::StateRead;
+    let chain = store.committed().rules_version()?;
+    let known = crate::keyspaces::upgrades::migrations::newest_known();
+    if chain > known {
+        return Err(AppError::VersionAhead {
+            chain,
+            known,
+            binary: env!("CARGO_PKG_VERSION"),
+        });
+    }
+    Ok(())
 }
 
 /// The exit status of a node that stopped at an upgrade it cannot run.
@@ -152,6 +180,8 @@ pub struct CommitOutcome {
 struct Pending {
     commit: PendingCommit,
     outcomes: Vec<crate::app::TxOutcome>,
+    /// The block ran an upgrade's migration, which may have changed params.
+    upgraded: bool,
 }
 
 /// The state machine. Owned by the consensus actor.
@@ -175,6 +205,7 @@ pub struct App {
 impl App {
     /// Loads the app over an open chain store.
     pub fn load(store: ChainStore, config: AppConfig) -> Result<Self, AppError> {
+        check_rules_version(&store)?;
         let sigs = Arc::new(SigCache::default());
         let decoded = Arc::new(DecodeCache::new(
             config.decode_cache_bytes,
@@ -252,6 +283,7 @@ impl App {
         let Some(params) = self.store.committed().params()? else {
             return Ok(());
         };
+        check_rules_version(&self.store)?;
         let info = self.store.commit_info()?;
         self.mempool
             .set_chain(info.chain_id.clone(), params.clone());
@@ -339,6 +371,18 @@ impl App {
         self.store
             .put_meta_u64(crate::store::cf::meta::EVIDENCE_AGE, blocks)?;
         self.evidence_age = Some(blocks);
+        Ok(())
+    }
+
+    /// Reads the params again from committed state: a migration may have
+    /// changed them, and they are in force from the block after it (its own
+    /// block ran under the params it started with).
+    fn reload_params(&mut self) -> Result<(), AppError> {
+        if let Some(params) = self.store.committed().params()? {
+            self.mempool
+                .set_chain(self.chain_id.clone(), params.clone());
+            self.params = Some(params);
+        }
         Ok(())
     }
 
@@ -481,6 +525,7 @@ impl App {
         self.pending = Some(Pending {
             commit,
             outcomes: outcomes.clone(),
+            upgraded: upgrade.is_some(),
         });
         let mut events = end.events;
         if let Some(u) = &upgrade {
@@ -504,6 +549,9 @@ impl App {
         let height = pending.commit.height;
         let app_hash = pending.commit.app_hash;
         self.store.commit(pending.commit, self.config.prune)?;
+        if pending.upgraded {
+            self.reload_params()?;
+        }
         self.mempool.reset();
         self.notifier.committed(height, &pending.outcomes);
         if let Some(t) = &self.taker {

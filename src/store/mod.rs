@@ -67,11 +67,14 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 /// the `restore` column family exists.
 /// 12: KV token records keep `replaces` and release records keep the
 /// publisher signature (consensus changes: a new chain).
+/// 13: genesis records CometBFT's consensus params (`chain/consensus_params`),
+/// which a coordinated upgrade sends back with the new `version.app`, and
+/// `upgrades/` exists.
 /// A store of another version is refused at open,
 /// never read under the wrong layout. A new protobuf field is not a layout
 /// change (validator records' `client_endpoint`: a record without it reads
 /// as empty, and an empty one encodes to the same bytes as before).
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// What the store says about the last commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

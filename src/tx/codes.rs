@@ -97,8 +97,8 @@ pub enum Code {
     NotValidatorOperator = 212,
     /// Governance: a `ScheduleUpgrade` at or below the current height, to an
     /// app version not above the current one, for a migration that already
-    /// ran, while another upgrade is scheduled, or naming another height or
-    /// version than the open proposal of that name.
+    /// ran, while another upgrade is scheduled, or on a chain whose genesis
+    /// recorded no consensus params.
     UpgradeRefused = 213,
     /// Casbin: the model text is outside the allowed subset.
     CasbinInvalidModel = 170,

@@ -82,13 +82,18 @@ fn needed(plan: &pb::UpgradeProposal) -> UpgradeNeeded {
 }
 
 /// Records a migration that ran: the applied row, the new version, the
-/// consensus params that carry it; the plan is no longer scheduled.
+/// consensus params that carry it; the plan is no longer scheduled, and no
+/// proposal remains.
 fn record<S: StateWrite>(
     state: &mut S,
     plan: &pb::UpgradeProposal,
     height: u64,
 ) -> Result<Applied, StoreError> {
     state.delete_scheduled_upgrade();
+    // the plan that ran and every other proposal: at most MAX_PROPOSALS rows
+    for p in state.upgrade_proposals()? {
+        state.delete_upgrade_proposal(&p);
+    }
     state.put_upgrade_applied(&pb::UpgradeApplied {
         name: plan.name.clone(),
         height,

@@ -21,6 +21,14 @@ pub fn known() -> &'static [(&'static str, u64)] {
     }
 }
 
+/// The newest app version whose rules this binary runs.
+pub fn newest_known() -> u64 {
+    known()
+        .iter()
+        .map(|(_, v)| *v)
+        .fold(super::GENESIS_APP_VERSION, u64::max)
+}
+
 /// Runs migration `name` to `app_version` over `state`; `None` when this
 /// binary does not know that pair. Every migration is idempotent: run over
 /// its own output it changes nothing.

@@ -20,10 +20,13 @@ mod keys;
 pub mod migrations;
 mod schedule;
 mod state;
-#[cfg(feature = "upgrade-test")]
+// compiled for the unit tests too; only an `upgrade-test` build registers it
+#[cfg(any(test, feature = "upgrade-test"))]
 pub mod test_v2;
 
 pub use due::{run_due, Applied, DueError, UpgradeNeeded};
 pub use keys::{app_version_key, applied_key, proposal_key, scheduled_key};
 pub use schedule::{ScheduleUpgrade, MAX_NAME_BYTES};
-pub use state::{decode_app_version, UpgradesRead, UpgradesWrite, GENESIS_APP_VERSION, MAX_LIST};
+pub use state::{
+    decode_app_version, UpgradesRead, UpgradesWrite, GENESIS_APP_VERSION, MAX_LIST, MAX_PROPOSALS,
+};

@@ -1,10 +1,14 @@
 //! `ScheduleUpgrade { name, height, app_version }`: an ACTIVE validator's
-//! vote for an upgrade plan. The first vote opens the proposal's election;
-//! the vote that takes approvals over 2/3 of the ACTIVE power schedules the
-//! plan. An open proposal older than `election_blocks` has expired: the next
-//! vote opens a new round, which may name a new height and version.
+//! vote for an upgrade plan. Each plan (all three fields) has its own
+//! proposal and election, so no voter can hold a name with a plan others do
+//! not want; the first vote opens it, and the vote that takes approvals over
+//! 2/3 of the ACTIVE power schedules the plan. A proposal older than
+//! `election_blocks`, or whose height has come, can no longer pass: it is
+//! dropped when a new one needs room (at most [`MAX_PROPOSALS`]), and an
+//! applied upgrade drops them all.
 
-use super::{UpgradesRead, UpgradesWrite};
+use super::{UpgradesRead, UpgradesWrite, MAX_PROPOSALS};
+use crate::keyspaces::chain::ChainRead;
 use crate::keyspaces::params::Params;
 use crate::keyspaces::validators::{election, GovError};
 use crate::keyspaces::{Event, TxContext};
@@ -71,6 +75,13 @@ impl ScheduleUpgrade {
                 self.app_version
             )));
         }
+        if state.consensus_params()?.is_none() {
+            return Err(self.refuse(
+                "this chain's genesis recorded no CometBFT consensus params, so the new \
+                 version could not reach the block headers"
+                    .into(),
+            ));
+        }
         if let Some(s) = state.scheduled_upgrade()? {
             return Err(self.refuse(format!(
                 "upgrade {:?} is already scheduled for height {}",
@@ -80,31 +91,20 @@ impl ScheduleUpgrade {
         Ok(())
     }
 
-    /// The proposal this vote goes into: the open one of this name (which
-    /// must name the same plan), or a new round.
-    fn proposal_for<S: UpgradesRead>(
+    /// The proposal this vote goes into: the open one of this exact plan,
+    /// or a new round of it (room made by [`prune`]).
+    fn proposal_for<S: StateWrite>(
         &self,
-        state: &S,
+        state: &mut S,
         ctx: &TxContext,
     ) -> Result<pb::UpgradeProposal, TxError> {
-        let old = state.upgrade_proposal(&self.name)?;
-        let open = old.as_ref().filter(|p| {
-            p.election.as_ref().is_some_and(|e| {
-                e.status == election::OPEN
-                    && ctx.height
-                        < e.opened_at
-                            .saturating_add(ctx.params.governance.election_blocks)
-            })
-        });
-        if let Some(p) = open {
-            if (p.height, p.app_version) != (self.height, self.app_version) {
-                return Err(self.refuse(format!(
-                    "the open proposal names height {} and app_version {}, this vote height {} and app_version {}",
-                    p.height, p.app_version, self.height, self.app_version
-                )));
-            }
+        let blocks = ctx.params.governance.election_blocks;
+        let old = state.upgrade_proposal(&self.name, self.height, self.app_version)?;
+        if let Some(p) = old.as_ref().filter(|p| is_open(p, ctx.height, blocks)) {
             return Ok(p.clone());
         }
+        let live = prune(state, ctx.height, blocks)?;
+        GovError::room("upgrade proposals", live, MAX_PROPOSALS as u64)?;
         let previous = old.as_ref().and_then(|p| p.election.as_ref());
         Ok(pb::UpgradeProposal {
             name: self.name.clone(),
@@ -128,7 +128,7 @@ impl ScheduleUpgrade {
     ) -> Result<(), TxError> {
         election::require_active(state, &ctx.signer)?;
         self.check_plan(state, ctx.height)?;
-        let mut p = self.proposal_for(state, ctx)?;
+        let mut p = self.proposal_for(state, &*ctx)?;
         let mut e = p.election.take().unwrap_or_default();
         let t = election::cast(state, &mut e, &ctx.signer, true, ctx.height, &self.name)?;
         ctx.emit(
@@ -154,4 +154,27 @@ impl ScheduleUpgrade {
         state.put_upgrade_proposal(&p);
         Ok(())
     }
+}
+
+/// Whether `p`'s election is open at `height`: not decided, younger than
+/// `election_blocks`, and its plan's height still ahead.
+fn is_open(p: &pb::UpgradeProposal, height: u64, election_blocks: u64) -> bool {
+    p.height > height
+        && p.election.as_ref().is_some_and(|e| {
+            e.status == election::OPEN && height < e.opened_at.saturating_add(election_blocks)
+        })
+}
+
+/// Deletes the proposals that can no longer pass; returns how many remain.
+/// Bounded: at most [`MAX_PROPOSALS`] rows are ever stored.
+fn prune<S: StateWrite>(state: &mut S, height: u64, election_blocks: u64) -> Result<u64, TxError> {
+    let mut live = 0u64;
+    for p in state.upgrade_proposals()? {
+        if is_open(&p, height, election_blocks) {
+            live += 1;
+        } else {
+            state.delete_upgrade_proposal(&p);
+        }
+    }
+    Ok(live)
 }

@@ -12,6 +12,11 @@ pub const GENESIS_APP_VERSION: u64 = 1;
 /// Listings return at most this many rows.
 pub const MAX_LIST: usize = 256;
 
+/// Proposals stored at once. A new one first drops those that can no longer
+/// pass (expired, or whose height has come), and an applied upgrade drops
+/// them all, so only live plans count.
+pub const MAX_PROPOSALS: usize = 16;
+
 fn decode<M: Message + Default>(key: &[u8], raw: Option<Vec<u8>>) -> Result<Option<M>, StoreError> {
     raw.map(|r| M::decode(r.as_slice()).map_err(|e| StoreError::corrupt(key, e)))
         .transpose()
@@ -37,15 +42,21 @@ pub trait UpgradesRead: StateRead {
         let key = keys::scheduled_key();
         decode(&key, self.get_raw(&key)?)
     }
-    fn upgrade_proposal(&self, name: &str) -> Result<Option<pb::UpgradeProposal>, StoreError> {
-        let key = keys::proposal_key(name);
+    fn upgrade_proposal(
+        &self,
+        name: &str,
+        height: u64,
+        app_version: u64,
+    ) -> Result<Option<pb::UpgradeProposal>, StoreError> {
+        let key = keys::proposal_key(name, height, app_version);
         decode(&key, self.get_raw(&key)?)
     }
     fn upgrade_applied(&self, name: &str) -> Result<Option<pb::UpgradeApplied>, StoreError> {
         let key = keys::applied_key(name);
         decode(&key, self.get_raw(&key)?)
     }
-    /// Up to [`MAX_LIST`] proposals in name order.
+    /// Every proposal (at most [`MAX_PROPOSALS`]), in name, height and
+    /// version order.
     fn upgrade_proposals(&self) -> Result<Vec<pb::UpgradeProposal>, StoreError> {
         list(self, &keys::proposals_prefix())
     }
@@ -77,7 +88,13 @@ pub trait UpgradesWrite: StateWrite {
         self.delete_raw(keys::scheduled_key());
     }
     fn put_upgrade_proposal(&mut self, p: &pb::UpgradeProposal) {
-        self.put_raw(keys::proposal_key(&p.name), p.encode_to_vec());
+        self.put_raw(
+            keys::proposal_key(&p.name, p.height, p.app_version),
+            p.encode_to_vec(),
+        );
+    }
+    fn delete_upgrade_proposal(&mut self, p: &pb::UpgradeProposal) {
+        self.delete_raw(keys::proposal_key(&p.name, p.height, p.app_version));
     }
     fn put_upgrade_applied(&mut self, a: &pb::UpgradeApplied) {
         self.put_raw(keys::applied_key(&a.name), a.encode_to_vec());
