@@ -344,6 +344,11 @@ async fn upgrade_halts_every_node_migrates_and_a_new_node_replays_across_it() {
     assert_eq!(u["scheduled"], json!(null), "{u}");
     assert_eq!(u["applied"][0]["name"], json!(NAME), "{u}");
     assert_eq!(u["applied"][0]["height"], json!(at), "{u}");
+    assert_eq!(
+        u["proposals"],
+        json!([]),
+        "an applied upgrade drops every proposal: {u}"
+    );
     let top = net.max_comet_height().await;
     let err = vote_refused(&net, 3, top + 20);
     assert!(err.contains("already ran"), "the migration ran: {err}");
@@ -356,6 +361,8 @@ async fn upgrade_halts_every_node_migrates_and_a_new_node_replays_across_it() {
     let top = net.comet_height(0).await.unwrap_or(0);
     net.wait_comet_height(new, top, WAIT).await;
     // what node 4's own Stave computed, against the chain's headers
+    // (CometBFT stores a block before its app has it)
+    net.wait_stave_height(new, top, WAIT).await;
     let info = comet_json(&net, new, "abci_info", json!({})).await;
     let mine = info["response"]["last_block_app_hash"]
         .as_str()

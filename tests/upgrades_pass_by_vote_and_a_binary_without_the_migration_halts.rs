@@ -1,6 +1,6 @@
 //! `ScheduleUpgrade` on one in-process node with four validators: bad plans
 //! and strangers are refused with their codes and change nothing but
-//! nonces; each plan has its own proposal, at most `MAX_PROPOSALS` of them;
+//! nonces; each plan has its own proposal, at most 2 live ones per opener;
 //! votes over 2/3 of the power schedule the plan; a second plan waits; and
 //! at the height the release binary, which knows no migration, returns
 //! `UpgradeNeeded` before writing anything.
@@ -10,7 +10,7 @@ mod inproc;
 use inproc::governance::*;
 use inproc::*;
 use stave::app::{App, AppConfig, AppError};
-use stave::keyspaces::upgrades::{ScheduleUpgrade, UpgradesRead, MAX_PROPOSALS};
+use stave::keyspaces::upgrades::{ScheduleUpgrade, UpgradesRead, MAX_PROPOSALS_PER_OPENER};
 use stave::store::ChainStore;
 use stave::tx::{Action, Code};
 
@@ -53,13 +53,15 @@ async fn upgrades_pass_by_vote_refuse_bad_plans_and_halt_without_the_migration()
     assert_eq!(c.code(op_seed(1), plan("v2", AT + 1, 2)).await, 0);
     let proposals = c.node.store.view().upgrade_proposals().unwrap();
     assert_eq!(proposals.len(), 2);
-    // at most MAX_PROPOSALS live ones
-    for i in 2..MAX_PROPOSALS as u64 {
-        assert_eq!(c.code(op_seed(3), plan("spam", AT + i, 2)).await, 0);
+    // at most MAX_PROPOSALS_PER_OPENER live ones per validator
+    for i in 0..MAX_PROPOSALS_PER_OPENER {
+        assert_eq!(c.code(op_seed(3), plan("spam", AT + 2 + i, 2)).await, 0);
     }
     let r = c.send(op_seed(3), vec![plan("spam", AT + 100, 2)]).await;
     let t = &r.tx_results[0];
     assert_eq!(t.code.value(), Code::GovernanceCap.value(), "{}", t.log);
+    assert!(t.log.contains("opened by one validator"), "{}", t.log);
+    assert_eq!(c.node.store.view().upgrade_proposals().unwrap().len(), 4);
     assert_eq!(c.code(op_seed(1), plan("v2", AT, 2)).await, 0);
     assert!(
         c.node.store.view().scheduled_upgrade().unwrap().is_none(),

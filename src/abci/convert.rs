@@ -162,12 +162,15 @@ mod tests {
             "0a0b088080c00a108094ebdc03121008a08d0612060880c60a1005188080401a09\
              0a0765643235353139220208012a00"
         );
-        let v2 = crate::keyspaces::chain::with_app_version(&raw, 2).unwrap();
+        let v2 = crate::keyspaces::chain::with_app_version(&raw, 2, Some(2_000_000_000)).unwrap();
         let back = consensus_param_updates(Some(&(2, v2))).unwrap().unwrap();
         let mut want = params();
         want.version = Some(tendermint::consensus::params::VersionParams { app: 2 });
         assert_eq!(back.block.max_bytes, want.block.max_bytes);
-        assert_eq!(back.block.max_gas, want.block.max_gas);
+        assert_eq!(
+            back.block.max_gas, 2_000_000_000,
+            "a migrated max_block_gas"
+        );
         assert_eq!(back.evidence, want.evidence);
         assert_eq!(back.validator, want.validator);
         assert_eq!(back.version, want.version);

@@ -25,13 +25,21 @@ pub fn consensus_params_key() -> Vec<u8> {
     b"chain/consensus_params".to_vec()
 }
 
-/// `params` (protobuf `ConsensusParams`) with `version.app = app_version`.
-pub fn with_app_version(params: &[u8], app_version: u64) -> Result<Vec<u8>, StoreError> {
+/// `params` (protobuf `ConsensusParams`) with `version.app = app_version`,
+/// and `block.max_gas = max_gas` when given (Stave's `max_block_gas`).
+pub fn with_app_version(
+    params: &[u8],
+    app_version: u64,
+    max_gas: Option<u64>,
+) -> Result<Vec<u8>, StoreError> {
     use prost::Message;
     use tendermint_proto::v0_38::types::{ConsensusParams, VersionParams};
     let mut p = ConsensusParams::decode(params)
         .map_err(|e| StoreError::corrupt(&consensus_params_key(), e))?;
     p.version = Some(VersionParams { app: app_version });
+    if let (Some(gas), Some(block)) = (max_gas, p.block.as_mut()) {
+        block.max_gas = i64::try_from(gas).unwrap_or(i64::MAX);
+    }
     Ok(p.encode_to_vec())
 }
 

@@ -100,9 +100,13 @@ fn record<S: StateWrite>(
         app_version: plan.app_version,
     });
     state.put_app_version(plan.app_version);
+    // a migration may have changed the block gas limit, which CometBFT's
+    // mempool and proposer must learn with the version
+    let max_gas =
+        crate::keyspaces::params::ParamsRead::params(&*state)?.map(|p| p.gas.max_block_gas);
     let consensus_params = match state.consensus_params()? {
         Some(p) => {
-            let p = crate::keyspaces::chain::with_app_version(&p, plan.app_version)?;
+            let p = crate::keyspaces::chain::with_app_version(&p, plan.app_version, max_gas)?;
             state.put_consensus_params(&p);
             p
         }

@@ -26,7 +26,7 @@ pub mod test_v2;
 
 pub use due::{run_due, Applied, DueError, UpgradeNeeded};
 pub use keys::{app_version_key, applied_key, proposal_key, scheduled_key};
-pub use schedule::{ScheduleUpgrade, MAX_NAME_BYTES};
+pub use schedule::{ScheduleUpgrade, MAX_NAME_BYTES, MAX_PROPOSALS_PER_OPENER};
 pub use state::{
     decode_app_version, UpgradesRead, UpgradesWrite, GENESIS_APP_VERSION, MAX_LIST, MAX_PROPOSALS,
 };

@@ -103,8 +103,13 @@ impl ScheduleUpgrade {
         if let Some(p) = old.as_ref().filter(|p| is_open(p, ctx.height, blocks)) {
             return Ok(p.clone());
         }
-        let live = prune(state, ctx.height, blocks)?;
+        let (live, mine) = prune(state, ctx.height, blocks, &ctx.signer)?;
         GovError::room("upgrade proposals", live, MAX_PROPOSALS as u64)?;
+        GovError::room(
+            "upgrade proposals opened by one validator",
+            mine,
+            MAX_PROPOSALS_PER_OPENER,
+        )?;
         let previous = old.as_ref().and_then(|p| p.election.as_ref());
         Ok(pb::UpgradeProposal {
             name: self.name.clone(),
@@ -165,16 +170,81 @@ fn is_open(p: &pb::UpgradeProposal, height: u64, election_blocks: u64) -> bool {
         })
 }
 
-/// Deletes the proposals that can no longer pass; returns how many remain.
+/// Live proposals one validator may have opened: no one validator can fill
+/// the [`MAX_PROPOSALS`] slots and keep honest plans out.
+pub const MAX_PROPOSALS_PER_OPENER: u64 = 2;
+
+/// Deletes the proposals that can no longer pass; returns how many remain
+/// and how many of those `opener` opened (cast their first vote).
 /// Bounded: at most [`MAX_PROPOSALS`] rows are ever stored.
-fn prune<S: StateWrite>(state: &mut S, height: u64, election_blocks: u64) -> Result<u64, TxError> {
-    let mut live = 0u64;
+fn prune<S: StateWrite>(
+    state: &mut S,
+    height: u64,
+    election_blocks: u64,
+    opener: &[u8; 32],
+) -> Result<(u64, u64), TxError> {
+    let (mut live, mut mine) = (0u64, 0u64);
     for p in state.upgrade_proposals()? {
         if is_open(&p, height, election_blocks) {
             live += 1;
+            let first = p.election.as_ref().and_then(|e| e.votes.first());
+            if first.is_some_and(|v| v.voter.as_slice() == opener) {
+                mine += 1;
+            }
         } else {
             state.delete_upgrade_proposal(&p);
         }
     }
-    Ok(live)
+    Ok((live, mine))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{MemState, Overlay};
+
+    fn proposal(name: &str, height: u64, opened_at: u64, opener: u8) -> pb::UpgradeProposal {
+        let mut e = election::open(pb::ElectionKind::Upgrade, None, opened_at);
+        e.votes.push(pb::Vote {
+            voter: vec![opener; 32],
+            approve: true,
+            height: opened_at,
+        });
+        pb::UpgradeProposal {
+            name: name.into(),
+            height,
+            app_version: 2,
+            election: Some(e),
+        }
+    }
+
+    #[test]
+    fn prune_drops_what_can_no_longer_pass_and_counts_each_openers_live_proposals() {
+        let base = MemState::default();
+        let mut s = Overlay::new(&base);
+        s.put_upgrade_proposal(&proposal("live", 500, 90, 1));
+        s.put_upgrade_proposal(&proposal("mine", 500, 95, 2));
+        s.put_upgrade_proposal(&proposal("expired", 500, 10, 1));
+        s.put_upgrade_proposal(&proposal("due", 100, 95, 1));
+        let mut decided = proposal("decided", 500, 95, 1);
+        if let Some(e) = decided.election.as_mut() {
+            e.status = election::PASSED;
+        }
+        s.put_upgrade_proposal(&decided);
+        // at height 100 with elections of 50 blocks
+        assert_eq!(prune(&mut s, 100, 50, &[2; 32]).unwrap(), (2, 1));
+        let left: Vec<String> = s
+            .upgrade_proposals()
+            .unwrap()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(left, ["live", "mine"]);
+        assert_eq!(prune(&mut s, 100, 50, &[1; 32]).unwrap(), (2, 1));
+        assert_eq!(
+            prune(&mut s, 140, 50, &[1; 32]).unwrap(),
+            (1, 0),
+            "live expired at 140"
+        );
+    }
 }
