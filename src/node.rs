@@ -46,7 +46,7 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     );
     let app = match App::load(store.clone(), config.app_config()) {
         Err(e @ crate::app::AppError::VersionAhead { .. }) => {
-            crate::abci::consensus::halt_for_upgrade(&e.to_string())
+            crate::abci::consensus::halt_for_upgrade(&e.to_string(), std::time::Duration::ZERO)
         }
         other => other?,
     };

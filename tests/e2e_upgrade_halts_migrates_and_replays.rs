@@ -187,10 +187,10 @@ fn halted(net: &Localnet, i: usize) -> bool {
 }
 
 /// Waits until the chain stopped at the upgrade. A validator that runs block
-/// `height` logs the stop and exits; one that had not received the decision
-/// for it when those stopped (the last precommit may go out just before its
-/// sender exits) can no longer get it, as on a live network: it stays below
-/// the height until its peers come back. Such a node is stopped here once its
+/// `height` logs the stop and exits 5 s later (so that its votes get out);
+/// one that was behind and had not received the decision by then can no
+/// longer get it, as on a live network: it stays below the height until its
+/// peers come back. Such a node is stopped here once its
 /// height holds still, so that every node restarts on the new binary.
 async fn wait_halted(net: &Localnet, height: u64) {
     net.wait_for("a validator to stop for the upgrade", WAIT, || async move {

@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tendermint::abci::response;
 use tendermint::v0_38::abci::{ConsensusRequest, ConsensusResponse};
@@ -53,8 +53,12 @@ fn run(mut app: App, mut rx: mpsc::Receiver<Job>) {
             Ok(Ok(resp)) => {
                 let _ = reply.send(resp);
             }
-            Ok(Err(AppError::UpgradeNeeded(u))) => halt_for_upgrade(&u.to_string()),
-            Ok(Err(e @ AppError::VersionAhead { .. })) => halt_for_upgrade(&e.to_string()),
+            Ok(Err(AppError::UpgradeNeeded(u))) => {
+                halt_for_upgrade(&u.to_string(), UPGRADE_HALT_GRACE)
+            }
+            Ok(Err(e @ AppError::VersionAhead { .. })) => {
+                halt_for_upgrade(&e.to_string(), Duration::ZERO)
+            }
             Ok(Err(e)) => fatal(&format!("{e}")),
             Err(_) => fatal("panic in the consensus path"),
         }
@@ -74,12 +78,26 @@ fn fatal(msg: &str) -> ! {
     std::process::exit(70)
 }
 
-/// Stops the node at an upgrade this binary cannot run. Nothing was
-/// written for the block; CometBFT, whose ABCI connection closes, stops too
-/// and replays the block to the binary that knows the migration.
-pub(crate) fn halt_for_upgrade(msg: &str) -> ! {
+/// How long a node that stops at an upgrade height stays up first. Its
+/// CometBFT, waiting on FinalizeBlock, still gossips the block's votes: this
+/// node's precommit may be the last one a peer needs to decide the block
+/// (and so to stop at the same height instead of below it).
+pub(crate) const UPGRADE_HALT_GRACE: Duration = Duration::from_secs(5);
+
+/// Stops the node at an upgrade this binary cannot run, after `grace`.
+/// Nothing was written for the block; CometBFT, whose ABCI connection
+/// closes, stops too and replays the block to the binary that knows the
+/// migration.
+pub(crate) fn halt_for_upgrade(msg: &str, grace: Duration) -> ! {
     tracing::error!("{msg}");
     eprintln!("stave: {msg}");
+    if !grace.is_zero() {
+        tracing::info!(
+            seconds = grace.as_secs(),
+            "staying up so that this node's votes for the block reach its peers"
+        );
+        std::thread::sleep(grace);
+    }
     std::process::exit(crate::app::UPGRADE_NEEDED_EXIT)
 }
 
