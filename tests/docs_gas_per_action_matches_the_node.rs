@@ -8,7 +8,7 @@
 mod inproc;
 
 use inproc::casbin::{add_model, add_rule, model_id, pubhex, remove_rule, RBAC};
-use inproc::governance::{admit, apply, endpoints, leave};
+use inproc::governance::{admit, apply, endpoints, leave, rotation};
 use inproc::governance_content::*;
 use inproc::kv::{create, delete, kvdb, live, update};
 use inproc::rights::*;
@@ -315,6 +315,13 @@ async fn validator_rows(d: &mut Doc) {
         upgrade,
         "ScheduleUpgrade",
         "the first vote, not yet decided",
+    )
+    .await;
+    d.row(
+        VALIDATORS[2],
+        rotation(VALIDATORS[2], 40),
+        "RotateConsensusKey",
+        "an ACTIVE validator to a new key",
     )
     .await;
     let moved = endpoints("127.0.0.1:27001", "node204.example:9090");

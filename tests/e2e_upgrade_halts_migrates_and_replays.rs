@@ -49,17 +49,6 @@ fn upgrade_bin() -> Option<PathBuf> {
     }
 }
 
-fn run(net: &Localnet, what: &str, args: &[&str]) -> Value {
-    let mut full = vec![];
-    if args.first() != Some(&"--output") {
-        full.extend(["--output", "json"]);
-    }
-    full.extend_from_slice(args);
-    let out = net.stave_cmd(&full);
-    net.expect_success(what, &out);
-    net.json_of(what, &out)
-}
-
 fn vote_args(net: &Localnet, node: usize, height: u64) -> Vec<String> {
     let home = net.stave_home(node).display().to_string();
     [
@@ -86,7 +75,7 @@ fn vote_args(net: &Localnet, node: usize, height: u64) -> Vec<String> {
 fn vote(net: &Localnet, node: usize, height: u64) -> Value {
     let args = vote_args(net, node, height);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run(net, "validator upgrade", &args)
+    net.stave_json("validator upgrade", &args)
 }
 
 /// A vote the node refuses (the CLI's simulation fails): its stderr.
@@ -309,8 +298,7 @@ async fn upgrade_halts_every_node_migrates_and_a_new_node_replays_across_it() {
             .unwrap_or_else(|| net.fail(&format!("vote {i}: no height in {r}")));
     }
     net.wait_stave_height(0, last, WAIT).await;
-    let u = run(
-        &net,
+    let u = net.stave_json(
         "query upgrades",
         &["query", "upgrades", "--node", &net.grpc_url(0)],
     );
@@ -385,8 +373,7 @@ async fn upgrade_halts_every_node_migrates_and_a_new_node_replays_across_it() {
         added_field(&stored_entry(&net, 0, "post/0", 0).await),
         Some(2)
     );
-    let u = run(
-        &net,
+    let u = net.stave_json(
         "query upgrades",
         &["query", "upgrades", "--node", &net.grpc_url(1)],
     );

@@ -16,38 +16,6 @@ use serde_json::{json, Value};
 const BASE_PORT: u16 = 14000;
 const NEW: usize = 4;
 
-async fn comet_validators(net: &Localnet, node: usize) -> Result<Vec<String>, String> {
-    let v = net
-        .comet(node)
-        .raw("validators", json!({ "per_page": "100" }))
-        .await
-        .map_err(|e| format!("{e:#}"))?;
-    let list = v["validators"]
-        .as_array()
-        .ok_or(format!("no validators in {v}"))?;
-    Ok(list
-        .iter()
-        .filter_map(|x| x["address"].as_str().map(str::to_string))
-        .collect())
-}
-
-/// Addresses that signed the commit of `height` (block_id_flag 2: COMMIT).
-async fn commit_signers(net: &Localnet, node: usize, height: u64) -> Result<Vec<String>, String> {
-    let v = net
-        .comet(node)
-        .raw("commit", json!({ "height": height.to_string() }))
-        .await
-        .map_err(|e| format!("{e:#}"))?;
-    let sigs = v["signed_header"]["commit"]["signatures"]
-        .as_array()
-        .ok_or(format!("no signatures in {v}"))?;
-    Ok(sigs
-        .iter()
-        .filter(|s| s["block_id_flag"] == json!(2))
-        .filter_map(|s| s["validator_address"].as_str().map(str::to_string))
-        .collect())
-}
-
 /// Fails unless node 0's height moved within `stall`: the network never stalls.
 async fn assert_progress(net: &Localnet, last: &mut (u64, Instant), stall: Duration) {
     let h = net.comet_height(0).await.unwrap_or(last.0);
@@ -56,14 +24,6 @@ async fn assert_progress(net: &Localnet, last: &mut (u64, Instant), stall: Durat
     } else if last.1.elapsed() > stall {
         net.fail(&format!("the network stalled at height {h} for {stall:?}"));
     }
-}
-
-fn run(net: &Localnet, what: &str, args: &[&str]) -> Value {
-    let mut full = vec!["--output", "json"];
-    full.extend_from_slice(args);
-    let out = net.stave_cmd(&full);
-    net.expect_success(what, &out);
-    net.json_of(what, &out)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,15 +44,14 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
     )
     .unwrap();
     let address = key_file["address"].as_str().unwrap().to_string();
-    assert_eq!(comet_validators(&net, 0).await.unwrap().len(), 4);
-    assert!(!comet_validators(&net, 0).await.unwrap().contains(&address));
+    assert_eq!(net.comet_validators(0).await.unwrap().len(), 4);
+    assert!(!net.comet_validators(0).await.unwrap().contains(&address));
     let mut last = (net.comet_height(0).await.unwrap_or(0), Instant::now());
     let stall = Duration::from_secs(30);
 
     // The full node applies through its own Stave.
     let grpc_new = net.grpc_url(NEW);
-    let r = run(
-        &net,
+    let r = net.stave_json(
         "validator apply",
         &[
             "tx",
@@ -121,8 +80,7 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
         net.wait_stave_height(i, previous, Duration::from_secs(60))
             .await;
         let home = net.stave_home(i).display().to_string();
-        let r = run(
-            &net,
+        let r = net.stave_json(
             "validator vote",
             &[
                 "tx",
@@ -142,8 +100,7 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
     // Node 0 answers once it has the deciding vote's block (it may lag).
     net.wait_stave_height(0, previous, Duration::from_secs(60))
         .await;
-    let v = run(
-        &net,
+    let v = net.stave_json(
         "query validator",
         &["query", "validator", &operator, "--node", &net.grpc_url(0)],
     );
@@ -153,7 +110,7 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
         "CometBFT to list 5 validators",
         Duration::from_secs(60),
         || async {
-            let vals = comet_validators(&net, 0).await?;
+            let vals = net.comet_validators(0).await?;
             if vals.len() == 5 && vals.contains(&address) {
                 Ok(())
             } else {
@@ -162,27 +119,12 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
         },
     )
     .await;
-    let signed_at = net
-        .wait_for(
-            "the new validator to sign a commit",
-            Duration::from_secs(60),
-            || async {
-                let h = net.comet_height(0).await?;
-                for height in h.saturating_sub(2).max(1)..=h {
-                    if commit_signers(&net, 0, height).await?.contains(&address) {
-                        return Ok(height);
-                    }
-                }
-                Err(format!("not among the signers up to height {h}"))
-            },
-        )
-        .await;
+    let signed_at = net.wait_signed_by(&address, Duration::from_secs(60)).await;
     eprintln!("node{NEW} signed the commit of height {signed_at}");
     assert_progress(&net, &mut last, stall).await;
 
     // It leaves: UNBONDING for the unbonding period, then out of the set.
-    let r = run(
-        &net,
+    let r = net.stave_json(
         "validator leave",
         &[
             "tx",
@@ -199,7 +141,7 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
         "CometBFT to list 4 validators again",
         Duration::from_secs(120),
         || async {
-            let vals = comet_validators(&net, 0).await?;
+            let vals = net.comet_validators(0).await?;
             if vals.len() == 4 && !vals.contains(&address) {
                 Ok(())
             } else {
@@ -208,8 +150,7 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
         },
     )
     .await;
-    let v = run(
-        &net,
+    let v = net.stave_json(
         "query validator",
         &["query", "validator", &operator, "--node", &net.grpc_url(0)],
     );

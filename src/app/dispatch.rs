@@ -19,6 +19,7 @@ pub fn dispatch<S: StateWrite>(
         Action::LeaveValidator(a) => a.execute(state, ctx),
         Action::UpdateValidatorEndpoints(a) => a.execute(state, ctx),
         Action::ScheduleUpgrade(a) => a.execute(state, ctx),
+        Action::RotateConsensusKey(a) => a.execute(state, ctx),
         Action::ApplyGroup(a) => a.execute(state, ctx),
         Action::VoteGroup(a) => a.execute(state, ctx),
         Action::RotateTakedownAuthority(a) => a.execute(state, ctx),

@@ -17,7 +17,8 @@ use super::Output;
 use crate::client::StaveClient;
 use crate::config::Home;
 use crate::keyspaces::validators::{
-    pop_message, ApplyValidator, LeaveValidator, UpdateValidatorEndpoints, VoteValidator,
+    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, UpdateValidatorEndpoints,
+    VoteValidator,
 };
 use crate::proto::governance as pb;
 use crate::proto::query::StatusRequest;
@@ -86,6 +87,16 @@ pub enum ValidatorTx {
         /// host:port of this node's public gRPC API; "" withdraws it.
         #[arg(long)]
         client_endpoint: Option<String>,
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
+    /// Replace this validator's CometBFT consensus key (RotateConsensusKey)
+    /// with the key in NEW_COMET_HOME/config/priv_validator_key.json (from
+    /// `cometbft init --home NEW_COMET_HOME`). Once it commits, stop
+    /// CometBFT, install that file in place of the old one, and start it.
+    RotateConsensusKey {
+        #[arg(long)]
+        new_comet_home: PathBuf,
         #[command(flatten)]
         opts: OperatorOpts,
     },
@@ -184,6 +195,10 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
             (Action::VoteValidator(v), opts)
         }
         ValidatorTx::Leave { opts } => (Action::LeaveValidator(LeaveValidator), opts),
+        ValidatorTx::RotateConsensusKey {
+            new_comet_home,
+            opts,
+        } => (rotate_action(&opts, &new_comet_home).await?, opts),
         ValidatorTx::Upgrade {
             name,
             height,
@@ -211,6 +226,33 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
     submit_as(&key, vec![action], &tx_opts(&opts), out).await
 }
 
+/// `RotateConsensusKey` to the key of `new_comet_home`, with its proof of
+/// possession over the node's chain id and this home's operator key.
+async fn rotate_action(opts: &OperatorOpts, new_comet_home: &Path) -> anyhow::Result<Action> {
+    let home = Home::new(opts.home.clone());
+    let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
+    let consensus = comet_consensus_key(new_comet_home)?;
+    let chain_id = chain_id_of(&opts.node).await?;
+    let pop = consensus.sign(&pop_message(
+        &chain_id,
+        &operator.verifying_key().to_bytes(),
+    ));
+    Ok(Action::RotateConsensusKey(RotateConsensusKey {
+        consensus_key: consensus.verifying_key().to_bytes(),
+        consensus_key_signature: pop.to_bytes(),
+    }))
+}
+
+async fn chain_id_of(node: &str) -> anyhow::Result<String> {
+    let mut client = StaveClient::connect(node).await?;
+    Ok(client
+        .query
+        .status(StatusRequest {})
+        .await?
+        .into_inner()
+        .chain_id)
+}
+
 async fn apply_action(
     opts: &OperatorOpts,
     comet_home: &Path,
@@ -223,13 +265,7 @@ async fn apply_action(
     let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
     let x25519 = crate::keyfile::load_x25519(&home.x25519_key())?;
     let consensus = comet_consensus_key(comet_home)?;
-    let mut client = StaveClient::connect(&opts.node).await?;
-    let chain_id = client
-        .query
-        .status(StatusRequest {})
-        .await?
-        .into_inner()
-        .chain_id;
+    let chain_id = chain_id_of(&opts.node).await?;
     let pop = consensus.sign(&pop_message(
         &chain_id,
         &operator.verifying_key().to_bytes(),
@@ -322,6 +358,7 @@ fn view_json(v: &pb::ValidatorView) -> Value {
     json!({
         "operator_key": hex::encode(k.operator_key),
         "consensus_key": hex::encode(k.consensus_key),
+        "retiring_consensus_key": hex::encode(&g.retiring_consensus_key),
         "status": v.status,
         "power": k.power,
         "address": k.address,

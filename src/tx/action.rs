@@ -32,6 +32,7 @@ pub enum Action {
     LeaveValidator(LeaveValidator),
     UpdateValidatorEndpoints(UpdateValidatorEndpoints),
     ScheduleUpgrade(crate::keyspaces::upgrades::ScheduleUpgrade),
+    RotateConsensusKey(crate::keyspaces::validators::RotateConsensusKey),
     ApplyGroup(crate::keyspaces::groups::ApplyGroup),
     VoteGroup(crate::keyspaces::groups::VoteGroup),
     RotateTakedownAuthority(crate::keyspaces::groups::RotateTakedownAuthority),
@@ -72,6 +73,7 @@ impl Action {
             Action::LeaveValidator(a) => a.check_stateless(params),
             Action::UpdateValidatorEndpoints(a) => a.check_stateless(params),
             Action::ScheduleUpgrade(a) => a.check_stateless(params),
+            Action::RotateConsensusKey(a) => a.check_stateless(params),
             Action::ApplyGroup(a) => a.check_stateless(params),
             Action::VoteGroup(a) => a.check_stateless(params),
             Action::RotateTakedownAuthority(a) => a.check_stateless(params),
@@ -126,6 +128,7 @@ impl Action {
             | Action::LeaveValidator(_)
             | Action::UpdateValidatorEndpoints(_)
             | Action::ScheduleUpgrade(_)
+            | Action::RotateConsensusKey(_)
             | Action::ApplyGroup(_)
             | Action::VoteGroup(_)
             | Action::RotateTakedownAuthority(_)
@@ -161,6 +164,7 @@ impl Action {
             Action::LeaveValidator(_) => "validator.leave",
             Action::UpdateValidatorEndpoints(_) => "validator.update_endpoints",
             Action::ScheduleUpgrade(_) => "upgrade.schedule",
+            Action::RotateConsensusKey(_) => "validator.rotate_consensus_key",
             Action::ApplyGroup(_) => "group.apply",
             Action::VoteGroup(_) => "group.vote",
             Action::RotateTakedownAuthority(_) => "group.rotate_authority",
@@ -207,6 +211,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::LeaveValidator(l) => Action::LeaveValidator(l.into()),
             Kind::UpdateValidatorEndpoints(u) => Action::UpdateValidatorEndpoints(u.into()),
             Kind::ScheduleUpgrade(u) => Action::ScheduleUpgrade(u.into()),
+            Kind::RotateConsensusKey(r) => Action::RotateConsensusKey(r.try_into()?),
             Kind::ApplyGroup(a) => Action::ApplyGroup(a.into()),
             Kind::VoteGroup(a) => Action::VoteGroup(a.into()),
             Kind::RotateTakedownAuthority(a) => Action::RotateTakedownAuthority(a.into()),
@@ -254,6 +259,7 @@ impl From<Action> for pb::Action {
             Action::LeaveValidator(l) => Kind::LeaveValidator(l.into()),
             Action::UpdateValidatorEndpoints(u) => Kind::UpdateValidatorEndpoints(u.into()),
             Action::ScheduleUpgrade(u) => Kind::ScheduleUpgrade(u.into()),
+            Action::RotateConsensusKey(r) => Kind::RotateConsensusKey(r.into()),
             Action::ApplyGroup(a) => Kind::ApplyGroup(a.into()),
             Action::VoteGroup(a) => Kind::VoteGroup(a.into()),
             Action::RotateTakedownAuthority(a) => Kind::RotateTakedownAuthority(a.into()),

@@ -660,6 +660,65 @@ impl Localnet {
         .await
     }
 
+    /// The addresses in CometBFT's validator set, as node `node` sees it.
+    pub async fn comet_validators(&self, node: usize) -> Result<Vec<String>, String> {
+        let v = self
+            .comet(node)
+            .raw("validators", json!({ "per_page": "100" }))
+            .await
+            .map_err(|e| format!("{e:#}"))?;
+        let list = v["validators"]
+            .as_array()
+            .ok_or(format!("no validators in {v}"))?;
+        Ok(list
+            .iter()
+            .filter_map(|x| x["address"].as_str().map(str::to_string))
+            .collect())
+    }
+
+    /// Addresses that signed the commit of `height` (block_id_flag 2:
+    /// COMMIT), as node `node` stores it.
+    pub async fn commit_signers(&self, node: usize, height: u64) -> Result<Vec<String>, String> {
+        let v = self
+            .comet(node)
+            .raw("commit", json!({ "height": height.to_string() }))
+            .await
+            .map_err(|e| format!("{e:#}"))?;
+        let sigs = v["signed_header"]["commit"]["signatures"]
+            .as_array()
+            .ok_or(format!("no signatures in {v}"))?;
+        Ok(sigs
+            .iter()
+            .filter(|s| s["block_id_flag"] == json!(2))
+            .filter_map(|s| s["validator_address"].as_str().map(str::to_string))
+            .collect())
+    }
+
+    /// Waits until `address` signed the commit of one of node 0's latest
+    /// three blocks; returns that height.
+    pub async fn wait_signed_by(&self, address: &str, timeout: Duration) -> u64 {
+        let net = self;
+        self.wait_for(
+            &format!("{address} to sign a commit"),
+            timeout,
+            move || async move {
+                let h = net.comet_height(0).await?;
+                for height in h.saturating_sub(2).max(1)..=h {
+                    if net
+                        .commit_signers(0, height)
+                        .await?
+                        .iter()
+                        .any(|a| a == address)
+                    {
+                        return Ok(height);
+                    }
+                }
+                Err(format!("not among the signers up to height {h}"))
+            },
+        )
+        .await
+    }
+
     /// The highest CometBFT height among reachable nodes.
     pub async fn max_comet_height(&self) -> u64 {
         let mut max = 0;
@@ -863,6 +922,19 @@ impl Localnet {
                 String::from_utf8_lossy(&out.stderr)
             ))
         })
+    }
+
+    /// Runs `stave --output json ARGS` (unless ARGS choose the output),
+    /// fails the test unless it succeeds, and returns its JSON.
+    pub fn stave_json(&self, what: &str, args: &[&str]) -> Value {
+        let mut full = vec![];
+        if args.first() != Some(&"--output") {
+            full.extend(["--output", "json"]);
+        }
+        full.extend_from_slice(args);
+        let out = self.stave_cmd(&full);
+        self.expect_success(what, &out);
+        self.json_of(what, &out)
     }
 }
 

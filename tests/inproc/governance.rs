@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use ed25519_dalek::{Signer, SigningKey};
 use stave::keyspaces::validators::{
-    pop_message, query, ApplyValidator, LeaveValidator, UpdateValidatorEndpoints, VoteValidator,
+    pop_message, query, ApplyValidator, LeaveValidator, RotateConsensusKey,
+    UpdateValidatorEndpoints, VoteValidator,
 };
 use stave::proto::governance as pb;
 use stave::tx::Action;
@@ -95,6 +96,24 @@ pub fn admit(subject: u8) -> Action {
 
 pub fn leave() -> Action {
     Action::LeaveValidator(LeaveValidator)
+}
+
+/// A `RotateConsensusKey` of the operator key of seed `op` to the key of
+/// seed `seed`, its proof of possession signed by `signer`.
+pub fn rotation_by(op: u8, seed: u8, signer: u8) -> Action {
+    let key = pubkey(seed);
+    let sig = SigningKey::from_bytes(&[signer; 32])
+        .sign(&pop_message(CHAIN, &pubkey(op)))
+        .to_bytes();
+    Action::RotateConsensusKey(RotateConsensusKey {
+        consensus_key: key,
+        consensus_key_signature: sig,
+    })
+}
+
+/// A well-formed rotation of `op` to the key of `seed`.
+pub fn rotation(op: u8, seed: u8) -> Action {
+    rotation_by(op, seed, seed)
 }
 
 pub fn endpoints(address: &str, client_endpoint: &str) -> Action {

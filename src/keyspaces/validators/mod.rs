@@ -4,7 +4,8 @@
 //! (`ApplyValidator` → `CANDIDATE`), are admitted or removed by election
 //! (`VoteValidator`), and leave (`LeaveValidator` → `UNBONDING` → `REMOVED`).
 //! A record also publishes the node's public `client_endpoint`; its operator
-//! replaces both endpoints with `UpdateValidatorEndpoints` ([`endpoint`]).
+//! replaces both endpoints with `UpdateValidatorEndpoints` ([`endpoint`]),
+//! and its consensus key with `RotateConsensusKey`.
 //! End of block turns status changes into CometBFT validator updates
 //! ([`end_block`], [`updates::plan`]).
 
@@ -24,7 +25,8 @@ mod status;
 pub mod updates;
 
 pub use actions::{
-    pop_message, ApplyValidator, LeaveValidator, UpdateValidatorEndpoints, VoteValidator,
+    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, UpdateValidatorEndpoints,
+    VoteValidator,
 };
 pub use end_block::{end_block, EndBlock};
 pub use error::GovError;

@@ -117,6 +117,30 @@ pub(crate) fn check_x25519(key: &[u8]) -> Result<[u8; 32], GovError> {
     Ok(k)
 }
 
+/// `BadProofOfPossession` unless `signature` is the consensus key's
+/// signature over [`pop_message`]`(chain_id, operator)`.
+pub(crate) fn check_pop(
+    consensus_key: &[u8; 32],
+    signature: &[u8; 64],
+    chain_id: &str,
+    operator: &[u8; 32],
+) -> Result<(), GovError> {
+    let bad = |reason: String| GovError::BadProofOfPossession {
+        consensus_key: hex::encode(consensus_key),
+        reason,
+    };
+    let (_, vk) = crate::tx::identity_key(consensus_key).map_err(|e| bad(e.to_string()))?;
+    let sig = ed25519_consensus::Signature::from(*signature);
+    crate::gas::work::count(crate::gas::work::Kind::Signature);
+    vk.verify(&sig, &pop_message(chain_id, operator))
+        .map_err(|_| {
+            bad(format!(
+                "signature over chain {chain_id:?} and operator {} does not verify",
+                hex::encode(operator)
+            ))
+        })
+}
+
 impl ApplyValidator {
     /// Keys, sizes and codes against the params.
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
@@ -140,21 +164,12 @@ impl ApplyValidator {
     }
 
     fn check_pop(&self, chain_id: &str, operator: &[u8; 32]) -> Result<(), GovError> {
-        let bad = |reason: String| GovError::BadProofOfPossession {
-            consensus_key: hex::encode(self.consensus_key),
-            reason,
-        };
-        let (_, vk) =
-            crate::tx::identity_key(&self.consensus_key).map_err(|e| bad(e.to_string()))?;
-        let sig = ed25519_consensus::Signature::from(self.consensus_key_signature);
-        crate::gas::work::count(crate::gas::work::Kind::Signature);
-        vk.verify(&sig, &pop_message(chain_id, operator))
-            .map_err(|_| {
-                bad(format!(
-                    "signature over chain {chain_id:?} and operator {} does not verify",
-                    hex::encode(operator)
-                ))
-            })
+        check_pop(
+            &self.consensus_key,
+            &self.consensus_key_signature,
+            chain_id,
+            operator,
+        )
     }
 
     /// # Errors
@@ -237,6 +252,7 @@ impl ApplyValidator {
                     previous,
                     ctx.height,
                 )),
+                retiring_consensus_key: Vec::new(),
             }),
         };
         debug_assert_eq!(status, ValidatorStatus::Candidate);

@@ -3,11 +3,13 @@
 mod apply;
 mod endpoints;
 mod leave;
+mod rotate;
 mod vote;
 
 pub use apply::{pop_message, ApplyValidator};
 pub use endpoints::UpdateValidatorEndpoints;
 pub use leave::LeaveValidator;
+pub use rotate::RotateConsensusKey;
 pub use vote::VoteValidator;
 
 use crate::tx::TxError;

@@ -1,0 +1,153 @@
+//! `RotateConsensusKey { consensus_key, consensus_key_signature }`: the
+//! operator of an ACTIVE validator replaces its CometBFT consensus key. The
+//! new key is queued to the record's power and the old key to 0; the
+//! planner takes both in steps within the power-change rule, so for a few
+//! blocks the validator's power is split between the keys. The node signs
+//! with whichever key its CometBFT holds: the operator installs the new
+//! `priv_validator_key.json` once the tx commits.
+//!
+//! The old key stays indexed to this operator, so no one can ever take it,
+//! and one rotation runs at a time: a second waits until CometBFT no longer
+//! knows the retiring key.
+
+use super::apply::check_pop;
+use super::key32;
+use crate::keyspaces::params::Params;
+use crate::keyspaces::validators::lifecycle::known_to_comet;
+use crate::keyspaces::validators::{
+    validator_key, GovError, ValidatorStatus, ValidatorsRead, ValidatorsWrite,
+};
+use crate::keyspaces::{Event, TxContext};
+use crate::proto::governance as pb;
+use crate::store::{StateWrite, StoreError};
+use crate::tx::TxError;
+
+/// A new consensus key with its proof of possession.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RotateConsensusKey {
+    pub consensus_key: [u8; 32],
+    pub consensus_key_signature: [u8; 64],
+}
+
+impl TryFrom<pb::RotateConsensusKey> for RotateConsensusKey {
+    type Error = String;
+    fn try_from(p: pb::RotateConsensusKey) -> Result<Self, String> {
+        Ok(RotateConsensusKey {
+            consensus_key: <[u8; 32]>::try_from(p.consensus_key.as_slice()).map_err(|_| {
+                format!(
+                    "consensus_key is {} bytes, expected 32",
+                    p.consensus_key.len()
+                )
+            })?,
+            consensus_key_signature: <[u8; 64]>::try_from(p.consensus_key_signature.as_slice())
+                .map_err(|_| {
+                    format!(
+                        "consensus_key_signature is {} bytes, expected 64",
+                        p.consensus_key_signature.len()
+                    )
+                })?,
+        })
+    }
+}
+
+impl From<RotateConsensusKey> for pb::RotateConsensusKey {
+    fn from(r: RotateConsensusKey) -> Self {
+        pb::RotateConsensusKey {
+            consensus_key: r.consensus_key.to_vec(),
+            consensus_key_signature: r.consensus_key_signature.to_vec(),
+        }
+    }
+}
+
+impl RotateConsensusKey {
+    pub fn check_stateless(&self, _: &Params) -> Result<(), TxError> {
+        crate::tx::identity_key(&self.consensus_key).map_err(|e| {
+            TxError::InvalidArgument(format!(
+                "consensus key {}: {e}",
+                hex::encode(self.consensus_key)
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// The signer's ACTIVE record.
+    fn active_record<S: StateWrite>(
+        state: &S,
+        op: &[u8; 32],
+    ) -> Result<crate::proto::genesis::ValidatorRecord, TxError> {
+        let status = state.validator_status(op)?;
+        match (status, state.validator(op)?) {
+            (Some(ValidatorStatus::Active), Some(r)) => Ok(r),
+            (Some(s), Some(_)) if s != ValidatorStatus::Removed => {
+                Err(GovError::InvalidTransition {
+                    subject: hex::encode(op),
+                    from: s.name(),
+                    action: "RotateConsensusKey",
+                }
+                .into())
+            }
+            _ => Err(GovError::NotOperator {
+                signer: hex::encode(op),
+                status: status.map_or("absent", ValidatorStatus::name),
+            }
+            .into()),
+        }
+    }
+
+    /// # Errors
+    /// `NotOperator` (no record, or a REMOVED one), `InvalidTransition`
+    /// (not ACTIVE), `BadProofOfPossession`, `ConsensusKeyInUse` (any record's
+    /// key, current or retired, this one's included), `Conflict` (the
+    /// previous rotation's key is still known to CometBFT).
+    pub fn execute<S: StateWrite>(
+        &self,
+        state: &mut S,
+        ctx: &mut TxContext,
+    ) -> Result<(), TxError> {
+        let op = ctx.signer;
+        let mut record = Self::active_record(state, &op)?;
+        check_pop(
+            &self.consensus_key,
+            &self.consensus_key_signature,
+            &ctx.chain_id,
+            &op,
+        )?;
+        if let Some(holder) = state.validator_by_consensus(&self.consensus_key)? {
+            return Err(GovError::ConsensusKeyInUse {
+                consensus_key: hex::encode(self.consensus_key),
+                holder: hex::encode(holder),
+            }
+            .into());
+        }
+        let corrupt = || StoreError::corrupt(&validator_key(&op), "validator record without keys");
+        let gov = record.governance.get_or_insert_with(Default::default);
+        if !gov.retiring_consensus_key.is_empty() {
+            let retiring = key32("retiring consensus key", &gov.retiring_consensus_key)?;
+            if known_to_comet(state, &retiring)? {
+                return Err(TxError::Conflict(format!(
+                    "the previous rotation's key {} is still in CometBFT's set or queued; rotate again once it left",
+                    hex::encode(retiring)
+                )));
+            }
+        }
+        let keys = record.validator.as_mut().ok_or_else(corrupt)?;
+        let old = key32("consensus key", &keys.consensus_key)?;
+        let power = keys.power;
+        keys.consensus_key = self.consensus_key.to_vec();
+        if let Some(g) = record.governance.as_mut() {
+            g.retiring_consensus_key = old.to_vec();
+        }
+        state.put_validator(&op, &record);
+        state.put_validator_by_consensus(&self.consensus_key, &op);
+        state.enqueue_update(&self.consensus_key, power, ctx.height)?;
+        state.enqueue_update(&old, 0, ctx.height)?;
+        ctx.emit(
+            Event::new("validator.consensus_key_rotated")
+                .indexed("operator", hex::encode(op))
+                .indexed("consensus_key", hex::encode(self.consensus_key))
+                .plain("old_consensus_key", hex::encode(old))
+                .plain("power", power.to_string()),
+        );
+        Ok(())
+    }
+}
