@@ -57,3 +57,13 @@ impl StoreError {
         }
     }
 }
+
+/// The protobuf message stored under `key`, if any: a row that does not
+/// decode is [`StoreError::Corrupt`].
+pub fn decode_row<M: prost::Message + Default>(
+    key: &[u8],
+    raw: Option<Vec<u8>>,
+) -> Result<Option<M>, StoreError> {
+    raw.map(|r| M::decode(r.as_slice()).map_err(|e| StoreError::corrupt(key, e)))
+        .transpose()
+}

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use rocksdb::DB;
 
 pub use commit::{PendingCommit, PruneConfig};
-pub use error::StoreError;
+pub use error::{decode_row, StoreError};
 pub use overlay::{Changes, MemState, Overlay};
 pub use query::ProvenValue;
 pub use restore::Derived;

@@ -7,12 +7,8 @@ use prost::Message;
 use super::keys::{by_cid_key, by_cid_prefix, by_party_key, release_key, version_key};
 use crate::keyspaces::accounts::storage::row_bytes;
 use crate::proto::ddex as pb;
+use crate::store::decode_row as decode;
 use crate::store::{Space, StateRead, StateWrite, StoreError};
-
-fn decode<M: Message + Default>(key: &[u8], raw: Option<Vec<u8>>) -> Result<Option<M>, StoreError> {
-    raw.map(|r| M::decode(r.as_slice()).map_err(|e| StoreError::corrupt(key, e)))
-        .transpose()
-}
 
 /// The bytes a record is charged at: its value under the longer of its two
 /// keys (`releases/` now, `release_versions/` once replaced), so moving it

@@ -21,6 +21,7 @@ pub use expiry::expire_takedown;
 use prost::Message;
 
 use crate::proto::governance as pb;
+use crate::store::decode_row as decode;
 use crate::store::{StateRead, StateWrite, StoreError};
 
 /// `Takedown.status`, the document's enum.
@@ -118,11 +119,6 @@ pub fn flags_of(
         .then(|| out.last().map(|f| f.jurisdiction.clone()))
         .flatten();
     Ok((out, next))
-}
-
-fn decode<M: Message + Default>(key: &[u8], raw: Option<Vec<u8>>) -> Result<Option<M>, StoreError> {
-    raw.map(|r| M::decode(r.as_slice()).map_err(|e| StoreError::corrupt(key, e)))
-        .transpose()
 }
 
 pub trait TakedownsRead: StateRead {

@@ -4,6 +4,7 @@ use prost::Message;
 
 use super::keys;
 use crate::proto::governance as pb;
+use crate::store::decode_row as decode;
 use crate::store::{Space, StateRead, StateWrite, StoreError};
 
 /// The app version of a chain no upgrade has changed.
@@ -16,11 +17,6 @@ pub const MAX_LIST: usize = 256;
 /// pass (expired, or whose height has come), and an applied upgrade drops
 /// them all, so only live plans count.
 pub const MAX_PROPOSALS: usize = 16;
-
-fn decode<M: Message + Default>(key: &[u8], raw: Option<Vec<u8>>) -> Result<Option<M>, StoreError> {
-    raw.map(|r| M::decode(r.as_slice()).map_err(|e| StoreError::corrupt(key, e)))
-        .transpose()
-}
 
 /// The app version stored under `key` (absent: [`GENESIS_APP_VERSION`]).
 pub fn decode_app_version(key: &[u8], raw: Option<Vec<u8>>) -> Result<u64, StoreError> {

@@ -6,16 +6,8 @@ use super::keys::{by_consensus_key, comet_set_key, queue_key, totals_key, valida
 use super::status::ValidatorStatus;
 use crate::proto::genesis as pb;
 use crate::proto::governance as gpb;
+use crate::store::decode_row as decode;
 use crate::store::{StateRead, StateWrite, StoreError};
-
-fn decode<M: Message + Default>(key: &[u8], raw: Option<Vec<u8>>) -> Result<Option<M>, StoreError> {
-    match raw {
-        None => Ok(None),
-        Some(raw) => M::decode(raw.as_slice())
-            .map(Some)
-            .map_err(|e| StoreError::corrupt(key, e)),
-    }
-}
 
 pub trait ValidatorsRead: StateRead {
     fn validator(&self, operator: &[u8; 32]) -> Result<Option<pb::ValidatorRecord>, StoreError> {
