@@ -3,15 +3,18 @@
 //! nonces; each plan has its own proposal, at most 2 live ones per opener;
 //! votes over 2/3 of the power schedule the plan; a second plan waits; and
 //! at the height the release binary, which knows no migration, returns
-//! `UpgradeNeeded` before writing anything.
+//! `UpgradeNeeded` before writing anything. A store already past the
+//! binary's rules is refused at load (`VersionAhead`).
 
 mod inproc;
 
 use inproc::governance::*;
 use inproc::*;
 use stave::app::{App, AppConfig, AppError};
-use stave::keyspaces::upgrades::{ScheduleUpgrade, UpgradesRead, MAX_PROPOSALS_PER_OPENER};
-use stave::store::ChainStore;
+use stave::keyspaces::upgrades::{
+    ScheduleUpgrade, UpgradesRead, UpgradesWrite, MAX_PROPOSALS_PER_OPENER,
+};
+use stave::store::{ChainStore, Overlay, PruneConfig};
 use stave::tx::{Action, Code};
 
 fn plan(name: &str, height: u64, app_version: u64) -> Action {
@@ -110,4 +113,39 @@ async fn upgrades_pass_by_vote_refuse_bad_plans_and_halt_without_the_migration()
     }
     assert_eq!(store.commit_info().unwrap(), committed, "nothing written");
     assert!(matches!(app.commit(), Err(AppError::NothingToCommit)));
+}
+
+/// A store whose committed state runs a newer app version than this binary
+/// knows (a snapshot or backup taken after an upgrade) is refused at load
+/// with `VersionAhead`, before anything serves or writes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_store_ahead_of_the_binary_is_refused_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Chain::start(Node::open(dir.path()), 4, serde_json::json!({})).await;
+    c.empty().await;
+    let path = c.node.shutdown();
+    let store = ChainStore::open(&path).unwrap();
+    let mut o = Overlay::new(store.committed());
+    o.put_app_version(99);
+    let next = store.commit_info().unwrap().height.unwrap_or(0) + 1;
+    let t = block_time(next).unix_timestamp_nanos() as i64;
+    let pending = store.prepare(next, t, o.into_changes()).unwrap();
+    store.commit(pending, PruneConfig::default()).unwrap();
+    let committed = store.commit_info().unwrap();
+    match App::load(store.clone(), AppConfig::default()) {
+        Err(
+            e @ AppError::VersionAhead {
+                chain: 99,
+                known: 1,
+                ..
+            },
+        ) => {
+            let msg = e.to_string();
+            assert!(msg.starts_with("UPGRADE NEEDED"), "{msg}");
+            assert!(msg.contains("app_version 99"), "{msg}");
+        }
+        Err(e) => panic!("load of a store at app_version 99: {e}"),
+        Ok(_) => panic!("a store at app_version 99 loaded"),
+    }
+    assert_eq!(store.commit_info().unwrap(), committed, "nothing written");
 }
