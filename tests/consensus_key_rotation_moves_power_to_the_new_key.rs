@@ -4,8 +4,9 @@
 //! updates FinalizeBlock returns move the power within the power-change
 //! rule (under 1/3 of the total per block), and end with the new key at the
 //! record's power and the old key out of the set. The old key stays
-//! reserved to the operator. Each refusal gets its code and changes
-//! nothing but the nonce.
+//! reserved to the operator until its next rotation. A validator with a
+//! third of the power or more cannot rotate. Each refusal gets its code and
+//! changes nothing but the nonce.
 
 mod inproc;
 
@@ -97,7 +98,8 @@ async fn rotation_moves_the_power_within_the_rule_and_reserves_the_old_key() {
         Code::ConsensusKeyInUse as u32
     );
 
-    // once it left, the operator rotates again
+    // once it left, the operator rotates again, which frees the first key:
+    // an operator holds at most two
     let r = c.send(op, vec![rotation(op, 51)]).await;
     assert_eq!(r.tx_results[0].code.value(), 0, "{}", r.tx_results[0].log);
     apply_updates(&mut set, &updates(&r));
@@ -105,6 +107,25 @@ async fn rotation_moves_the_power_within_the_rule_and_reserves_the_old_key() {
     drain(&mut c, &mut set).await;
     assert_eq!(set.get(&pubkey(51)), Some(&10));
     assert!(!set.contains_key(&new));
+    let r = c.send(other, vec![rotation(other, cons_seed(op))]).await;
+    assert_eq!(r.tx_results[0].code.value(), 0, "{}", r.tx_results[0].log);
+}
+
+/// With three validators of equal power, each holds 1/3: split between two
+/// keys, the other two would not hold over 2/3. Refused, nothing changes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_validator_with_a_third_of_the_power_cannot_rotate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Chain::start(Node::open(dir.path()), 3, serde_json::json!({})).await;
+    c.empty().await;
+    let before = state_dump_but_accounts(&c.node.store);
+    let op = op_seed(0);
+    let r = c.send(op, vec![rotation(op, 50)]).await;
+    let t = &r.tx_results[0];
+    assert_eq!(t.code.value(), Code::Conflict as u32, "{}", t.log);
+    assert!(t.log.contains("holds 10 of 30 power"), "{}", t.log);
+    assert!(updates(&r).is_empty());
+    assert_eq!(state_dump_but_accounts(&c.node.store), before);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -112,8 +133,19 @@ async fn refused_rotations_change_nothing_but_the_nonce() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = Chain::start(Node::open(dir.path()), 4, serde_json::json!({})).await;
     let op = op_seed(0);
-    // a candidate, to be refused below
+    // a candidate and an unbonding validator, to be refused below
     assert_eq!(c.code(110, apply(110)).await, 0);
+    assert_eq!(c.code(op_seed(3), leave()).await, 0);
+    let other_chain = {
+        let sig = ed25519_dalek::Signer::sign(
+            &ed25519_dalek::SigningKey::from_bytes(&[50; 32]),
+            &stave::keyspaces::validators::pop_message("another-chain", &pubkey(op)),
+        );
+        Action::RotateConsensusKey(stave::keyspaces::validators::RotateConsensusKey {
+            consensus_key: pubkey(50),
+            consensus_key_signature: sig.to_bytes(),
+        })
+    };
     let before = state_dump_but_accounts(&c.node.store);
 
     let cases: Vec<(&str, u8, Action, Code)> = vec![
@@ -128,6 +160,18 @@ async fn refused_rotations_change_nothing_but_the_nonce() {
             110,
             rotation(110, 50),
             Code::InvalidTransition,
+        ),
+        (
+            "an UNBONDING validator",
+            op_seed(3),
+            rotation(op_seed(3), 50),
+            Code::InvalidTransition,
+        ),
+        (
+            "a proof for another chain",
+            op,
+            other_chain,
+            Code::BadProofOfPossession,
         ),
         (
             "a proof signed by another key",

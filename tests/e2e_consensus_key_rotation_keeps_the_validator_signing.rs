@@ -2,7 +2,8 @@
 //! operator makes a new key with `cometbft init` and sends
 //! `stave tx validator rotate-consensus-key --new-comet-home`. CometBFT's own
 //! `/validators` then drops the old address and lists the new one, moved
-//! within the power-change rule. The operator stops the node, installs the
+//! within the power-change rule. Once the record shows the new key at its
+//! power, the operator stops the node, keeps the old key file, installs the
 //! new `priv_validator_key.json` and starts it: the validator signs commits
 //! under its new address, blocks keep coming, and every node agrees on the
 //! app hash. The record shows the new key and the retired one.
@@ -89,16 +90,28 @@ async fn a_validator_rotates_its_consensus_key_and_keeps_signing() {
         .as_u64()
         .unwrap_or_else(|| net.fail(&format!("no height in {r}")));
 
-    // CometBFT moves the power: the old address leaves, the new one joins.
+    // CometBFT moves the power: the old address leaves, the new one joins
+    // and reaches the record's power, which the operator waits for.
     wait_set(&net, &new, &old).await;
+    let new_hex = hex_of(&net, &new_pub);
+    net.wait_for("the new key to hold the record's power", WAIT, || async {
+        let row = record_of(&net, &new_hex)?;
+        (row["comet_power"] == row["power"])
+            .then_some(row.clone())
+            .ok_or_else(|| row.to_string())
+    })
+    .await;
 
     // The operator installs the new key; the node signs under it.
     net.stop(NODE);
+    std::fs::copy(&key_file, key_file.with_extension("json.old"))
+        .unwrap_or_else(|e| net.fail(&format!("keeping the old key: {e}")));
     std::fs::copy(&new_file, &key_file)
         .unwrap_or_else(|e| net.fail(&format!("installing the new key: {e}")));
     net.restart(NODE);
     let signed = net.wait_signed_by(&new, WAIT).await;
-    assert!(signed > at, "signed {signed}, rotated at {at}");
+    // the earliest a new key can sign: its update takes effect at at + 2
+    assert!(signed >= at + 2, "signed {signed}, rotated at {at}");
     eprintln!("node{NODE} signed height {signed} under {new}");
     let h = net.comet_height(0).await.unwrap_or(0);
     net.wait_all_comet_height(h + 3, WAIT).await;
@@ -112,23 +125,32 @@ async fn a_validator_rotates_its_consensus_key_and_keeps_signing() {
     );
 
     // The record names the new key and keeps the old one reserved.
+    let row = record_of(&net, &new_hex).unwrap_or_else(|e| net.fail(&e));
+    assert_eq!(
+        row["retiring_consensus_key"],
+        json!(hex_of(&net, &old_pub)),
+        "{row}"
+    );
+    assert_eq!(row["status"], json!("ACTIVE"), "{row}");
+    assert_eq!(row["comet_power"], row["power"], "{row}");
+}
+
+fn hex_of(net: &Localnet, b64: &str) -> String {
+    hex::encode(
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b64)
+            .unwrap_or_else(|e| net.fail(&format!("pub key {b64}: {e}"))),
+    )
+}
+
+/// The `stave query validators` row whose consensus key is `key` (hex).
+fn record_of(net: &Localnet, key: &str) -> Result<Value, String> {
     let list = net.stave_json(
         "query validators",
         &["query", "validators", "--node", &net.grpc_url(0)],
     );
-    let hex_of = |b64: &str| {
-        hex::encode(
-            base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b64)
-                .unwrap_or_else(|e| net.fail(&format!("pub key {b64}: {e}"))),
-        )
-    };
-    let (new_hex, old_hex) = (hex_of(&new_pub), hex_of(&old_pub));
-    let rows = list["validators"].as_array().cloned().unwrap_or_default();
-    let row = rows
-        .iter()
-        .find(|v| v["consensus_key"] == json!(new_hex))
-        .unwrap_or_else(|| net.fail(&format!("no record holds {new_hex}: {list}")));
-    assert_eq!(row["retiring_consensus_key"], json!(old_hex), "{row}");
-    assert_eq!(row["status"], json!("ACTIVE"), "{row}");
-    assert_eq!(row["comet_power"], row["power"], "{row}");
+    list["validators"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|v| v["consensus_key"] == json!(key)))
+        .cloned()
+        .ok_or_else(|| format!("no record holds {key}: {list}"))
 }

@@ -202,7 +202,9 @@ async fn wait_halted(net: &Localnet, height: u64) {
 }
 
 /// Waits until node `i` either logs the upgrade stop (true) or holds still
-/// at a height below `height` for 3 s (false).
+/// at a height below `height` for 8 s (false: longer than the 5 s a
+/// stopping node stays up, so a straggler that can still get the block
+/// does).
 async fn stalled_below(net: &Localnet, i: usize, height: u64) -> bool {
     let seen = std::cell::Cell::new(None::<(u64, std::time::Instant)>);
     let seen = &seen;
@@ -219,7 +221,7 @@ async fn stalled_below(net: &Localnet, i: usize, height: u64) -> bool {
                 return Err(format!("at {h}, Stave not yet stopped"));
             }
             match seen.get() {
-                Some((last, since)) if last == h && since.elapsed() >= Duration::from_secs(3) => {
+                Some((last, since)) if last == h && since.elapsed() >= Duration::from_secs(8) => {
                     Ok(false)
                 }
                 Some((last, _)) if last == h => Err(format!("at {h}")),

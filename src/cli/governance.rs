@@ -92,8 +92,10 @@ pub enum ValidatorTx {
     },
     /// Replace this validator's CometBFT consensus key (RotateConsensusKey)
     /// with the key in NEW_COMET_HOME/config/priv_validator_key.json (from
-    /// `cometbft init --home NEW_COMET_HOME`). Once it commits, stop
-    /// CometBFT, install that file in place of the old one, and start it.
+    /// `cometbft init --home NEW_COMET_HOME`). Once `stave query validator`
+    /// shows comet_power equal to power, stop CometBFT, keep the old key
+    /// file, install the new one in its place, and start it. Refused
+    /// (CONFLICT) for a validator with 1/3 of the power or more.
     RotateConsensusKey {
         #[arg(long)]
         new_comet_home: PathBuf,

@@ -225,6 +225,9 @@ impl ApplyValidator {
                 state.delete_validator_by_consensus(&prev_key);
             }
         }
+        if let Some(g) = old.as_ref().and_then(|r| r.governance.as_ref()) {
+            super::rotate::release_retired(state, &op, &g.retiring_consensus_key)?;
+        }
         let previous = old
             .as_ref()
             .and_then(|r| r.governance.as_ref())

@@ -4,11 +4,14 @@
 //! planner takes both in steps within the power-change rule, so for a few
 //! blocks the validator's power is split between the keys. The node signs
 //! with whichever key its CometBFT holds: the operator installs the new
-//! `priv_validator_key.json` once the tx commits.
+//! `priv_validator_key.json` once the new key has the record's power.
 //!
-//! The old key stays indexed to this operator, so no one can ever take it,
-//! and one rotation runs at a time: a second waits until CometBFT no longer
-//! knows the retiring key.
+//! Only a validator with under 1/3 of the power may rotate: the others then
+//! hold over 2/3 whichever key the node signs with, so the chain never
+//! stops for it. One rotation runs at a time per validator: a second waits
+//! until CometBFT no longer knows the retiring key, and then frees it. The
+//! retiring key stays indexed to the operator until then, so no other
+//! record can take a key CometBFT still knows.
 
 use super::apply::check_pop;
 use super::key32;
@@ -96,9 +99,10 @@ impl RotateConsensusKey {
 
     /// # Errors
     /// `NotOperator` (no record, or a REMOVED one), `InvalidTransition`
-    /// (not ACTIVE), `BadProofOfPossession`, `ConsensusKeyInUse` (any record's
-    /// key, current or retired, this one's included), `Conflict` (the
-    /// previous rotation's key is still known to CometBFT).
+    /// (not ACTIVE), `BadProofOfPossession`, `ConsensusKeyInUse` (any
+    /// record's current key, or its retiring one), `Conflict` (the previous
+    /// rotation's key is still known to CometBFT, or the validator holds a
+    /// third of the power or more).
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,
@@ -120,22 +124,15 @@ impl RotateConsensusKey {
             .into());
         }
         let corrupt = || StoreError::corrupt(&validator_key(&op), "validator record without keys");
-        let gov = record.governance.get_or_insert_with(Default::default);
-        if !gov.retiring_consensus_key.is_empty() {
-            let retiring = key32("retiring consensus key", &gov.retiring_consensus_key)?;
-            if known_to_comet(state, &retiring)? {
-                return Err(TxError::Conflict(format!(
-                    "the previous rotation's key {} is still in CometBFT's set or queued; rotate again once it left",
-                    hex::encode(retiring)
-                )));
-            }
-        }
         let keys = record.validator.as_mut().ok_or_else(corrupt)?;
         let old = key32("consensus key", &keys.consensus_key)?;
         let power = keys.power;
-        keys.consensus_key = self.consensus_key.to_vec();
-        if let Some(g) = record.governance.as_mut() {
-            g.retiring_consensus_key = old.to_vec();
+        check_share(state, &old, power)?;
+        let gov = record.governance.get_or_insert_with(Default::default);
+        release_retired(state, &op, &gov.retiring_consensus_key)?;
+        gov.retiring_consensus_key = old.to_vec();
+        if let Some(keys) = record.validator.as_mut() {
+            keys.consensus_key = self.consensus_key.to_vec();
         }
         state.put_validator(&op, &record);
         state.put_validator_by_consensus(&self.consensus_key, &op);
@@ -150,4 +147,62 @@ impl RotateConsensusKey {
         );
         Ok(())
     }
+}
+
+/// `Conflict` while the previous rotation's key is still in CometBFT's set
+/// or queue; otherwise frees it (its index entry), so that an operator
+/// holds at most two keys: the current one and the one being retired.
+pub(super) fn release_retired<S: StateWrite>(
+    state: &mut S,
+    op: &[u8; 32],
+    retiring: &[u8],
+) -> Result<(), TxError> {
+    if retiring.is_empty() {
+        return Ok(());
+    }
+    let retiring = key32("retiring consensus key", retiring)?;
+    if known_to_comet(state, &retiring)? {
+        return Err(TxError::Conflict(format!(
+            "the previous rotation's key {} is still in CometBFT's set or queued; try again once it left",
+            hex::encode(retiring)
+        )));
+    }
+    if state.validator_by_consensus(&retiring)? == Some(*op) {
+        state.delete_validator_by_consensus(&retiring);
+    }
+    Ok(())
+}
+
+/// `Conflict` unless the other members hold over 2/3 of the power while
+/// this validator's is split between two keys (CometBFT signs with one):
+/// 3 × its power must stay under the total. Each member counts at the lower
+/// of its power in the set and any power queued for it, this validator at
+/// the higher of its set power and `power`.
+fn check_share<S: StateWrite>(state: &S, key: &[u8; 32], power: u64) -> Result<(), TxError> {
+    let set = state.comet_set()?;
+    let queue = state.update_queue()?;
+    let mut total = 0u64;
+    let mut mine = power;
+    for m in set.members.iter().filter(|m| m.power > 0) {
+        if m.consensus_key.as_slice() == key {
+            mine = mine.max(m.power);
+            continue;
+        }
+        let queued = queue
+            .updates
+            .iter()
+            .filter(|q| q.consensus_key == m.consensus_key)
+            .map(|q| q.power)
+            .min();
+        total = total.saturating_add(queued.map_or(m.power, |q| q.min(m.power)));
+    }
+    total = total.saturating_add(mine);
+    if mine.saturating_mul(3) >= total {
+        return Err(TxError::Conflict(format!(
+            "this validator holds {mine} of {total} power: split between two keys while CometBFT \
+             signs with one, the rest would not hold over 2/3 and the chain could stop. \
+             A rotation needs a share under 1/3"
+        )));
+    }
+    Ok(())
 }
