@@ -5,7 +5,8 @@
 //! rule (under 1/3 of the total per block), and end with the new key at the
 //! record's power and the old key out of the set. The old key stays
 //! reserved to the operator until its next rotation. A validator with a
-//! third of the power or more cannot rotate. Each refusal gets its code and
+//! third of the power or more cannot rotate, counting leaving or rotating
+//! validators at 0. Each refusal gets its code and
 //! changes nothing but the nonce.
 
 mod inproc;
@@ -77,6 +78,11 @@ async fn rotation_moves_the_power_within_the_rule_and_reserves_the_old_key() {
     // a second rotation waits until the old key has left CometBFT's set
     let r = c.send(op, vec![rotation(op, 51)]).await;
     assert_eq!(r.tx_results[0].code.value(), Code::Conflict as u32);
+    assert!(
+        r.tx_results[0].log.contains("previous rotation"),
+        "{}",
+        r.tx_results[0].log
+    );
     apply_updates(&mut set, &updates(&r));
     drain(&mut c, &mut set).await;
     let mut want = genesis_set();
@@ -215,4 +221,27 @@ async fn refused_rotations_change_nothing_but_the_nonce() {
             "{what} changed state"
         );
     }
+}
+
+/// Power that may go away before the rotating node signs with its new key
+/// counts for nothing: a leaving (UNBONDING) validator's, and that of a
+/// validator that is itself rotating.
+#[tokio::test(flavor = "multi_thread")]
+async fn leaving_or_rotating_validators_do_not_count_for_a_rotation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Chain::start(Node::open(dir.path()), 4, serde_json::json!({})).await;
+    let (a, b) = (op_seed(0), op_seed(1));
+    assert_eq!(c.code(a, rotation(a, 50)).await, 0);
+    let r = c.send(b, vec![rotation(b, 51)]).await;
+    let t = &r.tx_results[0];
+    assert_eq!(t.code.value(), Code::Conflict as u32, "{}", t.log);
+    assert!(t.log.contains("holds 10 of 30 power"), "{}", t.log);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Chain::start(Node::open(dir.path()), 4, serde_json::json!({})).await;
+    assert_eq!(c.code(op_seed(3), leave()).await, 0);
+    let r = c.send(a, vec![rotation(a, 50)]).await;
+    let t = &r.tx_results[0];
+    assert_eq!(t.code.value(), Code::Conflict as u32, "{}", t.log);
+    assert!(t.log.contains("holds 10 of 30 power"), "{}", t.log);
 }

@@ -174,7 +174,9 @@ impl ApplyValidator {
 
     /// # Errors
     /// `BadProofOfPossession`, `ConsensusKeyInUse`, `InvalidTransition`
-    /// (a record that is not REMOVED), `GovernanceCap` (records).
+    /// (a record that is not REMOVED), `GovernanceCap` (records), `Conflict`
+    /// (a REMOVED record's old or retiring consensus key that CometBFT still
+    /// knows).
     pub fn execute<S: StateWrite>(
         &self,
         state: &mut S,

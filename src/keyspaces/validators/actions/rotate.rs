@@ -6,9 +6,12 @@
 //! with whichever key its CometBFT holds: the operator installs the new
 //! `priv_validator_key.json` once the new key has the record's power.
 //!
-//! Only a validator with under 1/3 of the power may rotate: the others then
-//! hold over 2/3 whichever key the node signs with, so the chain never
-//! stops for it. One rotation runs at a time per validator: a second waits
+//! Only a validator with under 1/3 of the power may rotate, counting the
+//! others that are leaving or rotating at 0: the others then hold over 2/3
+//! whichever key the node signs with (unless more of them leave before it
+//! signs with the new key). The planner's increases-first mode, which could
+//! raise the new key before the old one falls, runs only when the staying
+//! members hold under 4, which this rule rules out at the time of the tx. One rotation runs at a time per validator: a second waits
 //! until CometBFT no longer knows the retiring key, and then frees it. The
 //! retiring key stays indexed to the operator until then, so no other
 //! record can take a key CometBFT still knows.
@@ -127,7 +130,7 @@ impl RotateConsensusKey {
         let keys = record.validator.as_mut().ok_or_else(corrupt)?;
         let old = key32("consensus key", &keys.consensus_key)?;
         let power = keys.power;
-        check_share(state, &old, power)?;
+        check_share(state, &op, power)?;
         let gov = record.governance.get_or_insert_with(Default::default);
         release_retired(state, &op, &gov.retiring_consensus_key)?;
         gov.retiring_consensus_key = old.to_vec();
@@ -175,17 +178,25 @@ pub(super) fn release_retired<S: StateWrite>(
 
 /// `Conflict` unless the other members hold over 2/3 of the power while
 /// this validator's is split between two keys (CometBFT signs with one):
-/// 3 × its power must stay under the total. Each member counts at the lower
-/// of its power in the set and any power queued for it, this validator at
-/// the higher of its set power and `power`.
-fn check_share<S: StateWrite>(state: &S, key: &[u8; 32], power: u64) -> Result<(), TxError> {
+/// 3 × its power must stay under the total. Counted conservatively: each
+/// other member at the lower of its set power and any power queued for it,
+/// and at 0 if its operator is not ACTIVE (leaving) or is itself mid-
+/// rotation (its node may sign with either key); this validator at the
+/// higher of `power` and what its keys hold in the set.
+fn check_share<S: StateWrite>(state: &S, op: &[u8; 32], power: u64) -> Result<(), TxError> {
     let set = state.comet_set()?;
     let queue = state.update_queue()?;
-    let mut total = 0u64;
-    let mut mine = power;
+    let (mut others, mut held) = (0u64, 0u64);
     for m in set.members.iter().filter(|m| m.power > 0) {
-        if m.consensus_key.as_slice() == key {
-            mine = mine.max(m.power);
+        let Ok(key) = <[u8; 32]>::try_from(m.consensus_key.as_slice()) else {
+            continue;
+        };
+        let holder = state.validator_by_consensus(&key)?;
+        if holder == Some(*op) {
+            held = held.saturating_add(m.power);
+            continue;
+        }
+        if !counts_as_steady(state, holder)? {
             continue;
         }
         let queued = queue
@@ -194,15 +205,38 @@ fn check_share<S: StateWrite>(state: &S, key: &[u8; 32], power: u64) -> Result<(
             .filter(|q| q.consensus_key == m.consensus_key)
             .map(|q| q.power)
             .min();
-        total = total.saturating_add(queued.map_or(m.power, |q| q.min(m.power)));
+        others = others.saturating_add(queued.map_or(m.power, |q| q.min(m.power)));
     }
-    total = total.saturating_add(mine);
+    let mine = power.max(held);
+    let total = others.saturating_add(mine);
     if mine.saturating_mul(3) >= total {
         return Err(TxError::Conflict(format!(
-            "this validator holds {mine} of {total} power: split between two keys while CometBFT \
-             signs with one, the rest would not hold over 2/3 and the chain could stop. \
-             A rotation needs a share under 1/3"
+            "this validator holds {mine} of {total} power (counting validators that are leaving \
+             or rotating at 0): split between two keys while CometBFT signs with one, the rest \
+             would not hold over 2/3 and the chain could stop. A rotation needs a share under 1/3"
         )));
     }
     Ok(())
+}
+
+/// Whether a set member's power can be counted on while another validator
+/// rotates: its operator is ACTIVE and not itself rotating.
+fn counts_as_steady<S: StateWrite>(state: &S, holder: Option<[u8; 32]>) -> Result<bool, TxError> {
+    let Some(op) = holder else {
+        return Ok(false);
+    };
+    let Some(record) = state.validator(&op)? else {
+        return Ok(false);
+    };
+    if record.status != ValidatorStatus::Active as u32 {
+        return Ok(false);
+    }
+    let retiring = record
+        .governance
+        .as_ref()
+        .map_or(&[][..], |g| g.retiring_consensus_key.as_slice());
+    match <[u8; 32]>::try_from(retiring) {
+        Ok(k) => Ok(!known_to_comet(state, &k)?),
+        Err(_) => Ok(true),
+    }
 }
