@@ -16,10 +16,24 @@ PACKAGES=(
     prometheus # promtool and the server check deploy/prometheus and deploy/grafana
 )
 
+# Concurrent runs (parallel tests each bringing up a localnet) take turns,
+# so that a second one waits for the first's apt-get and then finds nothing
+# missing instead of failing on apt's lock.
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"${TMPDIR:-/tmp}/stave-install-deps.lock"
+    flock 9
+fi
+
+# Installed and configured, by its status alone: `dpkg -s` succeeds for
+# removed-but-not-purged packages too, and piping it into `grep -q` under
+# pipefail reads a SIGPIPE (a long entry such as prometheus's) as missing.
+installed() {
+    [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
 missing=()
 for pkg in "${PACKAGES[@]}"; do
-    # `dpkg -s` succeeds for removed-but-not-purged packages too, so check the status line.
-    if ! dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed$'; then
+    if ! installed "$pkg"; then
         missing+=("$pkg")
     fi
 done
