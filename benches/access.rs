@@ -76,7 +76,7 @@ fn node() -> Bench {
         local: LocalStore::open(&dir.path().join("local")).expect("local"),
         content: ContentStore::open(&dir.path().join("content")).expect("content"),
         operator: SigningKey::from_bytes(&[1; 32]),
-        x25519: x25519_dalek::StaticSecret::from([2; 32]),
+        x25519: x25519_dalek::StaticSecret::from([2; 32]).into(),
         assignments: Arc::new(ChainAssignments),
     };
     Bench {
@@ -169,7 +169,7 @@ async fn serve(node: &Arc<LocalNode>, cfg: AccessConfig) -> (String, Arc<Access>
 /// store.
 fn hold_dek(b: &Bench, flac: &[u8]) -> stave::crypto::Dek {
     let dek = generate_dek();
-    let me_x = x25519_dalek::PublicKey::from(&b.node.x25519).to_bytes();
+    let me_x = b.node.x25519.own_public();
     let w = wrap::wrap_dek(&dek, &me_x, flac).expect("wrap");
     b.node
         .local
@@ -178,6 +178,7 @@ fn hold_dek(b: &Bench, flac: &[u8]) -> stave::crypto::Dek {
             wrapped_dek: w.ciphertext,
             ephemeral_pubkey: w.ephemeral_pubkey.to_vec(),
             source_validator: Vec::new(),
+            job_id: vec![],
         })
         .expect("dek");
     dek

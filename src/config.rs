@@ -31,6 +31,11 @@ impl Home {
     pub fn x25519_key(&self) -> PathBuf {
         self.config_dir().join("x25519_key.json")
     }
+    /// The next X25519 key while a rotation is under way
+    /// ([`crate::local::keyring`]).
+    pub fn x25519_next_key(&self) -> PathBuf {
+        self.config_dir().join("x25519_key.next.json")
+    }
     /// The node-local key-encryption key of processing scratch (0600).
     pub fn kek_file(&self) -> PathBuf {
         self.config_dir().join("local_kek.json")

@@ -1,7 +1,7 @@
 //! Key files: private keys live in JSON files of mode 0600, never in RocksDB.
 
 use std::fs::OpenOptions;
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
@@ -21,30 +21,84 @@ pub struct KeyFile {
 }
 
 /// Writes `contents` to a new file of mode 0600 (refusing to overwrite),
-/// creating its directory with mode 0700 when missing. A write that fails
-/// removes the file it created.
+/// creating its directory with mode 0700 when missing. The bytes go to a
+/// temporary file first, synced, then linked into place and the directory
+/// synced: a crash or a full disk never leaves a partial key file, and a
+/// key file that exists survives a power cut. (On a file system without
+/// hard links, such as FAT, the file is written in place.)
 pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        if !dir.exists() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    remove_stale_temps(path);
+    let tmp = temp_of(path, &format!("{:016x}", rand::random::<u64>()));
+    write_synced(&tmp, contents)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::Unsupported | ErrorKind::PermissionDenied
+            ) =>
+        {
+            return write_synced(path, contents);
+        }
+        Err(e) => anyhow::bail!("creating {}: {e}", path.display()),
+    }
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| anyhow::anyhow!("syncing {}: {e}", dir.display()))
+}
+
+/// `.{name}.tmp-{suffix}` beside `path`.
+fn temp_of(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!(".{name}.tmp-{suffix}"))
+}
+
+/// Removes temporary files that a write of `path` killed halfway left
+/// beside it (each may hold a secret).
+pub fn remove_stale_temps(path: &Path) {
+    let prefix = temp_of(path, "");
+    let (Some(dir), Some(prefix)) = (prefix.parent(), prefix.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = prefix.to_string_lossy();
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with(prefix.as_ref()) {
+            let _ = std::fs::remove_file(e.path());
         }
     }
+}
+
+/// A new file of mode 0600 holding `contents`, synced.
+fn write_synced(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(path)
         .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
-    if let Err(e) = f.write_all(contents).and_then(|()| f.sync_all()) {
-        // never leave a partial file behind (a full disk)
-        drop(f);
-        let _ = std::fs::remove_file(path);
-        anyhow::bail!("writing {}: {e}", path.display());
-    }
-    Ok(())
+    f.write_all(contents)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
 }
 
 fn read_secret(path: &Path, kind: &str) -> anyhow::Result<Zeroizing<[u8; 32]>> {
@@ -147,6 +201,16 @@ mod tests {
         assert_eq!(mode, 0o600);
         assert_eq!(load_ed25519(&p).unwrap().to_bytes(), k.to_bytes());
         assert!(create_ed25519(&p).is_err(), "never overwrites a key");
+        assert_eq!(load_ed25519(&p).unwrap().to_bytes(), k.to_bytes());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("k.json")],
+            "no temporary file left"
+        );
         let x = dir.path().join("x.json");
         let public = create_x25519(&x).unwrap();
         let s = load_x25519(&x).unwrap();

@@ -8,7 +8,7 @@
 mod inproc;
 
 use inproc::casbin::{add_model, add_rule, model_id, pubhex, remove_rule, RBAC};
-use inproc::governance::{admit, apply, endpoints, leave, rotation};
+use inproc::governance::{admit, apply, endpoints, leave, rotation, x25519_rotation};
 use inproc::governance_content::*;
 use inproc::kv::{create, delete, kvdb, live, update};
 use inproc::rights::*;
@@ -322,6 +322,13 @@ async fn validator_rows(d: &mut Doc) {
         rotation(VALIDATORS[2], 40),
         "RotateConsensusKey",
         "an ACTIVE validator to a new key",
+    )
+    .await;
+    d.row(
+        VALIDATORS[2],
+        x25519_rotation(41),
+        "RotateX25519Key",
+        "a validator to a new X25519 key",
     )
     .await;
     let moved = endpoints("127.0.0.1:27001", "node204.example:9090");

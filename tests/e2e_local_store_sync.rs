@@ -115,6 +115,7 @@ fn place_as_pipeline(home: &Path, x: &StaticSecret, ups: &[Upload]) {
                 wrapped_dek: w.ciphertext,
                 ephemeral_pubkey: w.ephemeral_pubkey.to_vec(),
                 source_validator: vec![],
+                job_id: vec![],
             })
             .unwrap();
     }
@@ -259,6 +260,7 @@ async fn local_stores_sync_from_peers_and_rebuild() {
         operator: op(&net, 0).try_into().unwrap(),
         address: net.peer_addr(0),
     };
+    let x3 = stave::local::keyring::X25519Keyring::from(x3);
     let me = Requester {
         operator: &op3,
         x25519: &x3,

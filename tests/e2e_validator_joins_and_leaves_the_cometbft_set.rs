@@ -74,8 +74,9 @@ async fn fifth_node_is_elected_signs_blocks_and_leaves() {
     assert_eq!(r["code"], json!(0), "{r}");
     // 3 of the 4 validators approve, each through its own node, once that
     // node has the previous vote: `stave tx` simulates on it, and the vote
-    // that decides the election costs more than one that does not.
-    let mut previous = 0;
+    // that decides the election costs more than one that does not. The
+    // first waits for the application's block: node 4 answered for it.
+    let mut previous = r["height"].as_u64().unwrap_or(0);
     for i in 0..3 {
         net.wait_stave_height(i, previous, Duration::from_secs(60))
             .await;

@@ -24,7 +24,7 @@ use tokio::sync::watch;
 use super::download::Downloads;
 use super::request::Check;
 use super::{receipt, AccessConfig, AccessError, Request};
-use crate::crypto::wrap::{unwrap_dek, wrap_dek};
+use crate::crypto::wrap::wrap_dek;
 use crate::crypto::{dek_commitment, Dek};
 use crate::keyspaces::casbin::CacheUse;
 use crate::keyspaces::params::{Params, ParamsRead};
@@ -266,7 +266,8 @@ impl Access {
             .dek(&upload.flac_cid)?
             .ok_or_else(|| dek_err("not held yet (the reconciler fetches it)".into()))?;
         let w = wrapped_of(&held).map_err(|e| dek_err(e.to_string()))?;
-        let dek = unwrap_dek(&self.node.x25519, &w, &upload.flac_cid)
+        let dek = (self.node.x25519)
+            .unwrap(&w, &upload.flac_cid)
             .map_err(|e| dek_err(e.to_string()))?;
         if dek_commitment(&dek, &upload.encrypted_cid).as_slice() != upload.dek_commitment {
             return Err(AccessError::DekMismatch {

@@ -105,10 +105,13 @@ fn write_backup(
     let mut files = Vec::new();
     for rel in CONFIG {
         let src = home.root.join(rel);
-        if src.exists() {
-            let bytes = Zeroizing::new(std::fs::read(&src).map_err(|e| io(src.display(), e))?);
-            files.push(put(out, rel, &bytes)?);
-        }
+        // absent, or renamed away meanwhile (a rotation finishing)
+        let bytes = match std::fs::read(&src) {
+            Ok(b) => Zeroizing::new(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io(src.display(), e)),
+        };
+        files.push(put(out, rel, &bytes)?);
     }
     let kek_sealed = seal_kek(home, out, o, &mut files)?;
     if let Some(store) = local {

@@ -28,9 +28,12 @@ pub const FORMAT: &str = "stave-backup/1";
 
 /// The config files a backup carries (relative to the home), if present;
 /// the first two must be.
-pub const CONFIG: [&str; 4] = [
+pub const CONFIG: [&str; 5] = [
     "config/stave.toml",
     "config/operator_key.json",
+    // the next key before the current one: a rotation that finishes
+    // between the two reads leaves the new key in both, never in neither
+    "config/x25519_key.next.json",
     "config/x25519_key.json",
     "config/genesis-fragment.json",
 ];

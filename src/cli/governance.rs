@@ -17,8 +17,8 @@ use super::Output;
 use crate::client::StaveClient;
 use crate::config::Home;
 use crate::keyspaces::validators::{
-    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, UpdateValidatorEndpoints,
-    VoteValidator,
+    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, RotateX25519Key,
+    UpdateValidatorEndpoints, VoteValidator,
 };
 use crate::proto::governance as pb;
 use crate::proto::query::StatusRequest;
@@ -99,6 +99,15 @@ pub enum ValidatorTx {
     RotateConsensusKey {
         #[arg(long)]
         new_comet_home: PathBuf,
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
+    /// Replace this validator's X25519 key (RotateX25519Key) with a new key
+    /// written to HOME/config/x25519_key.next.json (kept if there from an
+    /// earlier try). Once the tx commits, the running node re-wraps every
+    /// DEK it holds to the new key, then renames the file over
+    /// x25519_key.json; the old secret is gone.
+    RotateX25519Key {
         #[command(flatten)]
         opts: OperatorOpts,
     },
@@ -201,6 +210,7 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
             new_comet_home,
             opts,
         } => (rotate_action(&opts, &new_comet_home).await?, opts),
+        ValidatorTx::RotateX25519Key { opts } => (next_x25519_action(&opts)?, opts),
         ValidatorTx::Upgrade {
             name,
             height,
@@ -242,6 +252,21 @@ async fn rotate_action(opts: &OperatorOpts, new_comet_home: &Path) -> anyhow::Re
     Ok(Action::RotateConsensusKey(RotateConsensusKey {
         consensus_key: consensus.verifying_key().to_bytes(),
         consensus_key_signature: pop.to_bytes(),
+    }))
+}
+
+/// `RotateX25519Key` to the next key of the home, created when missing.
+fn next_x25519_action(opts: &OperatorOpts) -> anyhow::Result<Action> {
+    let next = Home::new(opts.home.clone()).x25519_next_key();
+    let key = match next.exists() {
+        true => crate::keyfile::load_x25519(&next)?,
+        false => {
+            crate::keyfile::create_x25519(&next)?;
+            crate::keyfile::load_x25519(&next)?
+        }
+    };
+    Ok(Action::RotateX25519Key(RotateX25519Key {
+        x25519_key: x25519_dalek::PublicKey::from(&key).to_bytes().to_vec(),
     }))
 }
 
@@ -361,6 +386,7 @@ fn view_json(v: &pb::ValidatorView) -> Value {
         "operator_key": hex::encode(k.operator_key),
         "consensus_key": hex::encode(k.consensus_key),
         "retiring_consensus_key": hex::encode(&g.retiring_consensus_key),
+        "x25519_key": hex::encode(&k.x25519_key),
         "status": v.status,
         "power": k.power,
         "address": k.address,

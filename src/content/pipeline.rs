@@ -53,8 +53,6 @@ pub struct Pipeline {
     changes: broadcast::Sender<Vec<u8>>,
     /// The jobs a task is driving now: at most one task per job.
     driving: parking_lot::Mutex<BTreeSet<Vec<u8>>>,
-    /// Checks and writes of `local/deks` one at a time.
-    dek_lock: parking_lot::Mutex<()>,
     /// Images enter and leave the content store one job at a time (a cover
     /// may be shared by several jobs).
     image_lock: parking_lot::Mutex<()>,
@@ -113,7 +111,6 @@ impl Pipeline {
             driving: parking_lot::Mutex::default(),
             image_lock: parking_lot::Mutex::default(),
             completing: parking_lot::Mutex::new(()),
-            dek_lock: parking_lot::Mutex::new(()),
         })
     }
 
@@ -465,11 +462,9 @@ impl Pipeline {
             let _ = self.node.content.remove(&job.encrypted_cid);
         }
         self.remove_images(&job);
-        let _one = self.dek_lock.lock();
+        let _one = self.node.local.dek_lock();
         let own = self.node.local.dek(&job.flac_cid).ok().flatten();
-        if own.is_some_and(|d| {
-            !job.own_dek_ephemeral.is_empty() && d.ephemeral_pubkey == job.own_dek_ephemeral
-        }) {
+        if own.is_some_and(|d| placed_by(&d, &job)) {
             let _ = self.node.local.delete_dek(&job.flac_cid);
         }
     }
@@ -516,6 +511,16 @@ fn phase(name: &str, took: Duration) -> cpb::Phase {
     }
 }
 
+/// Whether `job` placed this DEK record (in this run or an interrupted
+/// one); records written before `job_id` was kept are known by the
+/// ephemeral key of the wrap.
+fn placed_by(d: &crate::proto::local::StoredDek, job: &ProcessingJob) -> bool {
+    match d.job_id.is_empty() {
+        false => d.job_id == job.job_id,
+        true => !job.own_dek_ephemeral.is_empty() && d.ephemeral_pubkey == job.own_dek_ephemeral,
+    }
+}
+
 /// Whether a job has made its manifest and waits for the uploader.
 fn awaiting_signature(j: &ProcessingJob) -> bool {
     j.status() == JobStatus::Encrypting && j.manifest.is_some() && j.uploader_signature.is_empty()
@@ -528,5 +533,42 @@ fn needs_driving(j: &ProcessingJob) -> bool {
         JobStatus::Transcoding | JobStatus::Seeding => true,
         JobStatus::Encrypting => j.manifest.is_none() || !j.uploader_signature.is_empty(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::placed_by;
+    use crate::proto::local::{ProcessingJob, StoredDek};
+
+    #[test]
+    fn a_dek_record_is_the_jobs_by_its_job_id_whatever_its_ephemeral_key() {
+        let job = ProcessingJob {
+            job_id: vec![1; 16],
+            own_dek_ephemeral: vec![2; 32],
+            ..Default::default()
+        };
+        let mine = StoredDek {
+            job_id: vec![1; 16],
+            ephemeral_pubkey: vec![9; 32], // re-wrapped by an X25519 rotation
+            ..Default::default()
+        };
+        assert!(placed_by(&mine, &job));
+        let other = StoredDek {
+            job_id: vec![5; 16],
+            ephemeral_pubkey: vec![2; 32],
+            ..Default::default()
+        };
+        assert!(!placed_by(&other, &job), "another job's, same ephemeral");
+        let fetched = StoredDek {
+            ephemeral_pubkey: vec![7; 32],
+            ..Default::default()
+        };
+        assert!(!placed_by(&fetched, &job), "fetched from a peer");
+        let older = StoredDek {
+            ephemeral_pubkey: vec![2; 32],
+            ..Default::default()
+        };
+        assert!(placed_by(&older, &job), "written before job_id was kept");
     }
 }

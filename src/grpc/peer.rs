@@ -23,7 +23,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::slots::{Full, Slot, StreamSlots};
-use crate::crypto::wrap::{unwrap_dek, wrap_dek};
+use crate::crypto::wrap::wrap_dek;
 use crate::local::assignments::Assignment;
 use crate::local::deks::{wrapped_of, DeksExt};
 use crate::local::node::{active_validator, LocalNode};
@@ -138,12 +138,13 @@ fn rewrap(node: &LocalNode, a: Authed) -> Result<WrappedDekResponse, PeerError> 
         .dek(&cid)
         .map_err(local)?
         .ok_or_else(|| not_held("this validator holds no wrapped DEK for it"))?;
-    let raw = unwrap_dek(&node.x25519, &wrapped_of(&own).map_err(local)?, &cid).map_err(|e| {
-        PeerError::DekUnwrap {
+    let raw = node
+        .x25519
+        .unwrap(&wrapped_of(&own).map_err(local)?, &cid)
+        .map_err(|e| PeerError::DekUnwrap {
             cid: hex::encode(&cid),
             reason: e.to_string(),
-        }
-    })?;
+        })?;
     let to: [u8; 32] = a
         .record
         .x25519_key
@@ -303,7 +304,7 @@ mod tests {
             local: LocalStore::open(&dir.path().join("local")).unwrap(),
             content: ContentStore::open(&dir.path().join("content")).unwrap(),
             operator: ed25519_dalek::SigningKey::from_bytes(&[1; 32]),
-            x25519: x25519_dalek::StaticSecret::from([2; 32]),
+            x25519: x25519_dalek::StaticSecret::from([2; 32]).into(),
             assignments: Arc::new(FixedAssignments(Vec::new())),
         };
         (dir, PeerServiceImpl::new(Arc::new(node)))

@@ -49,7 +49,7 @@ fn holds(node: &LocalNode, u: &Upload, role: u8) -> anyhow::Result<bool> {
         let Ok(w) = wrapped_of(&held) else {
             return Ok(false);
         };
-        let Ok(dek) = crate::crypto::wrap::unwrap_dek(&node.x25519, &w, &u.flac_cid) else {
+        let Ok(dek) = node.x25519.unwrap(&w, &u.flac_cid) else {
             return Ok(false);
         };
         if crate::crypto::dek_commitment(&dek, &u.encrypted_cid).as_slice() != u.dek_commitment {

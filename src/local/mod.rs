@@ -13,6 +13,9 @@
 //! - [`kv`]: `local/kv/{context}/{key}`, the node's private KV (BRC-35
 //!   local profile), encrypted by default.
 //!
+//! [`keyring`] holds the X25519 keys DEKs are wrapped to, and re-wraps
+//! every held DEK when the chain names a new one.
+//!
 //! [`reconcile`] decides, as a pure function, what is missing; [`worker`]
 //! fetches it from peers ([`peer_client`]) after every committed block;
 //! [`confirm`] tells the chain when a handover's joining member (this
@@ -24,6 +27,7 @@ pub mod content;
 pub mod deks;
 pub mod grants;
 pub mod has_content;
+pub mod keyring;
 pub mod keys;
 pub mod kv;
 pub mod node;
@@ -116,6 +120,9 @@ pub fn private_dir(path: &Path) -> std::io::Result<()> {
 #[derive(Clone)]
 pub struct LocalStore {
     db: Arc<DB>,
+    /// Serialises read-then-write and delete of DEK records between their
+    /// writers (the upload pipeline, an X25519 re-wrap).
+    deks: Arc<parking_lot::Mutex<()>>,
 }
 
 impl LocalStore {
@@ -128,6 +135,7 @@ impl LocalStore {
         opts.set_max_background_jobs(1);
         Ok(LocalStore {
             db: Arc::new(DB::open(&opts, path)?),
+            deks: Default::default(),
         })
     }
 
@@ -163,7 +171,15 @@ impl LocalStore {
     pub fn open_read_only(path: &Path) -> Result<Self, LocalError> {
         Ok(LocalStore {
             db: Arc::new(DB::open_for_read_only(&Options::default(), path, false)?),
+            deks: Default::default(),
         })
+    }
+
+    /// Held while a DEK record is read, then written or deleted, so that
+    /// two writers cannot interleave. Taken after the X25519 keyring, never
+    /// before it.
+    pub fn dek_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.deks.lock()
     }
 
     fn synced() -> WriteOptions {

@@ -17,8 +17,8 @@ pub struct LocalNode {
     pub content: ContentStore,
     /// The operator key: names this validator and signs peer requests.
     pub operator: ed25519_dalek::SigningKey,
-    /// The X25519 key wrapped DEKs are wrapped to.
-    pub x25519: x25519_dalek::StaticSecret,
+    /// The X25519 keys wrapped DEKs are wrapped to (two while rotating).
+    pub x25519: super::keyring::X25519Keyring,
     pub assignments: Arc<dyn AssignmentSource>,
 }
 
@@ -53,6 +53,33 @@ pub fn active_validator(
 }
 
 impl LocalNode {
+    /// One step of an X25519 rotation ([`super::keyring`]) against the key
+    /// the latest committed state names for this validator. A failure is
+    /// logged, and the next round tries again; it does not stop the
+    /// reconciler.
+    pub fn advance_x25519(&self) {
+        let view = self.chain.view();
+        let keys = match view.validator(&self.me()) {
+            Ok(r) => r.and_then(|r| r.validator),
+            Err(e) => return tracing::warn!(error = %e, "x25519 rotation: reading own record"),
+        };
+        let Some(keys) = keys else {
+            return;
+        };
+        match self.x25519.advance(&self.local, &keys.x25519_key) {
+            Ok(Some(r)) => tracing::info!(
+                x25519_key = %hex::encode(&keys.x25519_key),
+                rewrapped = r.rewrapped,
+                unopened = r.unopened,
+                "x25519 key rotated"
+            ),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), "x25519 rotation step failed; retried next round")
+            }
+        }
+    }
+
     /// Opens the local side of a home: the local store, the content store,
     /// the operator and X25519 keys. (Upload jobs are recovered by
     /// [`crate::content::Pipeline::resume`].)
@@ -71,7 +98,10 @@ impl LocalNode {
             local,
             content,
             operator: crate::keyfile::load_ed25519(&home.operator_key())?,
-            x25519: crate::keyfile::load_x25519(&home.x25519_key())?,
+            x25519: super::keyring::X25519Keyring::load(
+                &home.x25519_key(),
+                &home.x25519_next_key(),
+            )?,
             assignments,
         }))
     }

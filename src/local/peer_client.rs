@@ -23,7 +23,7 @@ use tokio::time::{timeout, Instant};
 use super::content::{ContentError, ContentStore};
 use super::node::LocalNode;
 use super::peer_auth::{now_ms, sign, PeerError};
-use crate::crypto::wrap::{unwrap_dek, WrappedDek};
+use crate::crypto::wrap::WrappedDek;
 use crate::crypto::Dek;
 use crate::proto::local::StoredDek;
 use crate::proto::peer::peer_request::Body;
@@ -107,7 +107,7 @@ async fn connect(
 #[derive(Clone, Copy)]
 pub struct Requester<'a> {
     pub operator: &'a ed25519_dalek::SigningKey,
-    pub x25519: &'a x25519_dalek::StaticSecret,
+    pub x25519: &'a super::keyring::X25519Keyring,
 }
 
 impl LocalNode {
@@ -176,12 +176,16 @@ pub async fn fetch_dek(
         ephemeral_pubkey: eph,
         ciphertext: resp.wrapped_dek.clone(),
     };
-    let dek = unwrap_dek(me.x25519, &wrapped, cid).map_err(|e| bad(e.to_string()))?;
+    let dek = me
+        .x25519
+        .unwrap(&wrapped, cid)
+        .map_err(|e| bad(e.to_string()))?;
     let stored = StoredDek {
         cid: cid.to_vec(),
         wrapped_dek: resp.wrapped_dek,
         ephemeral_pubkey: resp.ephemeral_pubkey,
         source_validator: t.operator.to_vec(),
+        job_id: vec![],
     };
     Ok((stored, dek))
 }

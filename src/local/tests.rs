@@ -36,6 +36,7 @@ fn a_corrupt_row_is_skipped_not_fatal() {
         wrapped_dek: vec![1; 48],
         ephemeral_pubkey: vec![2; 32],
         source_validator: vec![],
+        job_id: vec![],
     })
     .unwrap();
     s.put_dek(&StoredDek {
@@ -43,6 +44,7 @@ fn a_corrupt_row_is_skipped_not_fatal() {
         wrapped_dek: vec![1; 48],
         ephemeral_pubkey: vec![2; 31],
         source_validator: vec![],
+        job_id: vec![],
     })
     .unwrap();
     s.put_raw(&keys::dek(&[6; 32]), &[0xff; 3]).unwrap();

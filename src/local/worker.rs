@@ -137,6 +137,8 @@ impl Worker {
     /// One reconcile: decide, write entries, start fetches.
     pub async fn round(&self) -> anyhow::Result<Round> {
         let node = self.node.clone();
+        tokio::task::spawn_blocking(move || node.advance_x25519()).await?;
+        let node = self.node.clone();
         let flying = self.in_flight.lock().clone();
         let settled = *self.settled.lock();
         let (height, fetches, now) =

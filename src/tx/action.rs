@@ -33,6 +33,7 @@ pub enum Action {
     UpdateValidatorEndpoints(UpdateValidatorEndpoints),
     ScheduleUpgrade(crate::keyspaces::upgrades::ScheduleUpgrade),
     RotateConsensusKey(crate::keyspaces::validators::RotateConsensusKey),
+    RotateX25519Key(crate::keyspaces::validators::RotateX25519Key),
     ApplyGroup(crate::keyspaces::groups::ApplyGroup),
     VoteGroup(crate::keyspaces::groups::VoteGroup),
     RotateTakedownAuthority(crate::keyspaces::groups::RotateTakedownAuthority),
@@ -74,6 +75,7 @@ impl Action {
             Action::UpdateValidatorEndpoints(a) => a.check_stateless(params),
             Action::ScheduleUpgrade(a) => a.check_stateless(params),
             Action::RotateConsensusKey(a) => a.check_stateless(params),
+            Action::RotateX25519Key(a) => a.check_stateless(params),
             Action::ApplyGroup(a) => a.check_stateless(params),
             Action::VoteGroup(a) => a.check_stateless(params),
             Action::RotateTakedownAuthority(a) => a.check_stateless(params),
@@ -129,6 +131,7 @@ impl Action {
             | Action::UpdateValidatorEndpoints(_)
             | Action::ScheduleUpgrade(_)
             | Action::RotateConsensusKey(_)
+            | Action::RotateX25519Key(_)
             | Action::ApplyGroup(_)
             | Action::VoteGroup(_)
             | Action::RotateTakedownAuthority(_)
@@ -165,6 +168,7 @@ impl Action {
             Action::UpdateValidatorEndpoints(_) => "validator.update_endpoints",
             Action::ScheduleUpgrade(_) => "upgrade.schedule",
             Action::RotateConsensusKey(_) => "validator.rotate_consensus_key",
+            Action::RotateX25519Key(_) => "validator.rotate_x25519_key",
             Action::ApplyGroup(_) => "group.apply",
             Action::VoteGroup(_) => "group.vote",
             Action::RotateTakedownAuthority(_) => "group.rotate_authority",
@@ -212,6 +216,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::UpdateValidatorEndpoints(u) => Action::UpdateValidatorEndpoints(u.into()),
             Kind::ScheduleUpgrade(u) => Action::ScheduleUpgrade(u.into()),
             Kind::RotateConsensusKey(r) => Action::RotateConsensusKey(r.try_into()?),
+            Kind::RotateX25519Key(r) => Action::RotateX25519Key(r.into()),
             Kind::ApplyGroup(a) => Action::ApplyGroup(a.into()),
             Kind::VoteGroup(a) => Action::VoteGroup(a.into()),
             Kind::RotateTakedownAuthority(a) => Action::RotateTakedownAuthority(a.into()),
@@ -260,6 +265,7 @@ impl From<Action> for pb::Action {
             Action::UpdateValidatorEndpoints(u) => Kind::UpdateValidatorEndpoints(u.into()),
             Action::ScheduleUpgrade(u) => Kind::ScheduleUpgrade(u.into()),
             Action::RotateConsensusKey(r) => Kind::RotateConsensusKey(r.into()),
+            Action::RotateX25519Key(r) => Kind::RotateX25519Key(r.into()),
             Action::ApplyGroup(a) => Kind::ApplyGroup(a.into()),
             Action::VoteGroup(a) => Kind::VoteGroup(a.into()),
             Action::RotateTakedownAuthority(a) => Kind::RotateTakedownAuthority(a.into()),

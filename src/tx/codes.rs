@@ -93,7 +93,8 @@ pub enum Code {
     /// Governance: the uploader is not a member of the ACTIVE group it names.
     NotGroupMember = 211,
     /// Governance: the signer is not the operator key of a validator record
-    /// that is ACTIVE, CANDIDATE or UNBONDING (`UpdateValidatorEndpoints`).
+    /// that is ACTIVE, CANDIDATE or UNBONDING (`UpdateValidatorEndpoints`,
+    /// `RotateX25519Key`).
     NotValidatorOperator = 212,
     /// Governance: a `ScheduleUpgrade` at or below the current height, to an
     /// app version not above the current one, for a migration that already

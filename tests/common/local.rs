@@ -137,7 +137,7 @@ pub fn local_node(
         local: LocalStore::open(&dir.join("local")).unwrap(),
         content: ContentStore::open(&dir.join("content")).unwrap(),
         operator: operator_key,
-        x25519: x25519(who),
+        x25519: x25519(who).into(),
         assignments: Arc::new(FixedAssignments(assignments)),
     })
 }
@@ -177,6 +177,7 @@ pub fn seed_dek(node: &LocalNode, who: usize, u: &Upload) {
             wrapped_dek: w.ciphertext,
             ephemeral_pubkey: w.ephemeral_pubkey.to_vec(),
             source_validator: vec![],
+            job_id: vec![],
         })
         .unwrap();
 }

@@ -116,6 +116,13 @@ pub fn rotation(op: u8, seed: u8) -> Action {
     rotation_by(op, seed, seed)
 }
 
+/// A `RotateX25519Key` to the X25519 key of seed `seed`.
+pub fn x25519_rotation(seed: u8) -> Action {
+    Action::RotateX25519Key(stave::keyspaces::validators::RotateX25519Key {
+        x25519_key: x25519(seed).to_vec(),
+    })
+}
+
 pub fn endpoints(address: &str, client_endpoint: &str) -> Action {
     Action::UpdateValidatorEndpoints(UpdateValidatorEndpoints {
         address: address.into(),
@@ -170,6 +177,11 @@ impl Chain {
         self.height += 1;
         let (_, r) = self.node.block(self.height, vec![tx]).await;
         r
+    }
+
+    /// The nonce `seed`'s next tx carries.
+    pub fn next_nonce(&self, seed: u8) -> u64 {
+        self.nonces.get(&seed).copied().unwrap_or(0)
     }
 
     /// Sends and returns the tx's code.

@@ -157,8 +157,11 @@ impl Pipeline {
             crate::crypto::wrap::wrap_dek(&dek, to, &job.flac_cid)
                 .map_err(|e| Failure::new("INTERNAL", e))
         };
-        let mine = wrap(&x25519_dalek::PublicKey::from(&self.node.x25519).to_bytes())?;
-        self.put_own_dek(&job, mine)?;
+        // under the keyring, so an X25519 rotation cannot finish between
+        // the wrap and the write
+        self.node.x25519.seal_own(&dek, &job.flac_cid, |mine| {
+            self.put_own_dek(&job, mine.map_err(|e| Failure::new("INTERNAL", e))?)
+        })?;
         let rec = wrap(&recovery)?;
         let chain_id = self.chain_id()?;
         let manifest = rpb::UploadManifest {
@@ -253,9 +256,9 @@ impl Pipeline {
         mine: crate::crypto::wrap::WrappedDek,
     ) -> Result<(), Failure> {
         let internal = |e: crate::local::LocalError| Failure::new("INTERNAL", e);
-        let _one = self.dek_lock.lock();
+        let _one = self.node.local.dek_lock();
         let held = self.node.local.dek(&job.flac_cid).map_err(internal)?;
-        if held.is_some_and(|d| d.ephemeral_pubkey != job.own_dek_ephemeral) {
+        if held.is_some_and(|d| !super::placed_by(&d, job)) {
             return Err(Failure::new(
                 "EXISTS",
                 format!(
@@ -274,6 +277,7 @@ impl Pipeline {
                 wrapped_dek: mine.ciphertext,
                 ephemeral_pubkey: ephemeral,
                 source_validator: vec![],
+                job_id: job.job_id.clone(),
             })
             .map_err(internal)
     }

@@ -5,7 +5,8 @@
 //! (`VoteValidator`), and leave (`LeaveValidator` → `UNBONDING` → `REMOVED`).
 //! A record also publishes the node's public `client_endpoint`; its operator
 //! replaces both endpoints with `UpdateValidatorEndpoints` ([`endpoint`]),
-//! and its consensus key with `RotateConsensusKey`.
+//! its consensus key with `RotateConsensusKey` and its X25519 key with
+//! `RotateX25519Key`.
 //! End of block turns status changes into CometBFT validator updates
 //! ([`end_block`], [`updates::plan`]).
 
@@ -25,8 +26,8 @@ mod status;
 pub mod updates;
 
 pub use actions::{
-    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, UpdateValidatorEndpoints,
-    VoteValidator,
+    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, RotateX25519Key,
+    UpdateValidatorEndpoints, VoteValidator,
 };
 pub use end_block::{end_block, EndBlock};
 pub use error::GovError;

@@ -8,6 +8,7 @@
 
 use super::*;
 use crate::local::peer_client::BlobRequest;
+use crate::proto::local::StoredDek;
 
 impl Worker {
     fn blob<'a>(
@@ -105,7 +106,19 @@ impl Worker {
                 check_dek(&dek, a)?;
                 let cid = a.dek_cid.clone();
                 blocking(move || {
-                    node.local.put_dek(&stored)?;
+                    // wrapped again to this node's own key, under the
+                    // keyring: the peer wrapped to the key the chain named
+                    // when it answered, which a rotation may have retired
+                    node.x25519
+                        .seal_own(&dek, &cid, |w| -> anyhow::Result<()> {
+                            let w = w?;
+                            node.local.put_dek(&StoredDek {
+                                wrapped_dek: w.ciphertext,
+                                ephemeral_pubkey: w.ephemeral_pubkey.to_vec(),
+                                ..stored
+                            })?;
+                            Ok(())
+                        })?;
                     mark(&node, kind, &cid, Op::Done { source, size: 0 })
                 })
                 .await

@@ -9,12 +9,9 @@
 
 use crate::keyspaces::params::Params;
 use crate::keyspaces::validators::endpoint::check_endpoints;
-use crate::keyspaces::validators::{
-    validator_key, GovError, ValidatorStatus, ValidatorsRead, ValidatorsWrite,
-};
 use crate::keyspaces::{Event, TxContext};
 use crate::proto::governance as pb;
-use crate::store::{StateWrite, StoreError};
+use crate::store::StateWrite;
 use crate::tx::TxError;
 
 /// The signer's new peer address and client endpoint.
@@ -67,23 +64,11 @@ impl UpdateValidatorEndpoints {
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
         let op = ctx.signer;
-        let status = state.validator_status(&op)?;
-        let mut record = match (status, state.validator(&op)?) {
-            (Some(s), Some(r)) if s != ValidatorStatus::Removed => r,
-            _ => {
-                return Err(GovError::NotOperator {
-                    signer: hex::encode(op),
-                    status: status.map_or("absent", ValidatorStatus::name),
-                }
-                .into())
-            }
-        };
-        let keys = record.validator.as_mut().ok_or_else(|| {
-            StoreError::corrupt(&validator_key(&op), "validator record without keys")
+        super::edit_own_record(state, &op, |keys| {
+            keys.address.clone_from(&self.address);
+            keys.client_endpoint.clone_from(&self.client_endpoint);
+            Ok(())
         })?;
-        keys.address.clone_from(&self.address);
-        keys.client_endpoint.clone_from(&self.client_endpoint);
-        state.put_validator(&op, &record);
         ctx.emit(
             Event::new("validator.endpoints_updated")
                 .indexed("operator", hex::encode(op))
