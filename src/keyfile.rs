@@ -27,10 +27,7 @@ pub struct KeyFile {
 /// key file that exists survives a power cut. (On a file system without
 /// hard links, such as FAT, the file is written in place.)
 pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(path);
     if !dir.exists() {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -54,9 +51,21 @@ pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
         }
         Err(e) => anyhow::bail!("creating {}: {e}", path.display()),
     }
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| anyhow::anyhow!("syncing {}: {e}", dir.display()))
+    sync_dir(path).map_err(|e| anyhow::anyhow!("syncing {}: {e}", dir.display()))
+}
+
+/// The directory `path` is in (`.` for a bare file name).
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Syncs the directory `path` is in, so that a file created or renamed
+/// there survives a power cut.
+pub fn sync_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir_of(path))?.sync_all()
 }
 
 /// `.{name}.tmp-{suffix}` beside `path`.
@@ -69,18 +78,12 @@ fn temp_of(path: &Path, suffix: &str) -> std::path::PathBuf {
 /// beside it (each may hold a secret).
 pub fn remove_stale_temps(path: &Path) {
     let prefix = temp_of(path, "");
-    let (Some(dir), Some(prefix)) = (prefix.parent(), prefix.file_name()) else {
+    let Some(prefix) = prefix.file_name().map(|p| p.to_string_lossy()) else {
         return;
     };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = std::fs::read_dir(dir_of(path)) else {
         return;
     };
-    let prefix = prefix.to_string_lossy();
     for e in entries.flatten() {
         if e.file_name().to_string_lossy().starts_with(prefix.as_ref()) {
             let _ = std::fs::remove_file(e.path());
@@ -88,7 +91,8 @@ pub fn remove_stale_temps(path: &Path) {
     }
 }
 
-/// A new file of mode 0600 holding `contents`, synced.
+/// A new file of mode 0600 holding `contents`, synced; removed again when
+/// the write fails (a full disk), so no partial file is left.
 fn write_synced(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
@@ -96,9 +100,12 @@ fn write_synced(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
         .mode(0o600)
         .open(path)
         .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
-    f.write_all(contents)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    if let Err(e) = f.write_all(contents).and_then(|()| f.sync_all()) {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        anyhow::bail!("writing {}: {e}", path.display());
+    }
+    Ok(())
 }
 
 fn read_secret(path: &Path, kind: &str) -> anyhow::Result<Zeroizing<[u8; 32]>> {
@@ -211,6 +218,11 @@ mod tests {
             vec![std::ffi::OsString::from("k.json")],
             "no temporary file left"
         );
+        // a write killed halfway left a temporary file: the next one removes it
+        let stale = dir.path().join(".n.json.tmp-0123");
+        std::fs::write(&stale, b"secret").unwrap();
+        create_ed25519(&dir.path().join("n.json")).unwrap();
+        assert!(!stale.exists(), "a stale temporary file is removed");
         let x = dir.path().join("x.json");
         let public = create_x25519(&x).unwrap();
         let s = load_x25519(&x).unwrap();

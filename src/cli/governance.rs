@@ -106,7 +106,7 @@ pub enum ValidatorTx {
     /// written to HOME/config/x25519_key.next.json (kept if there from an
     /// earlier try). Once the tx commits, the running node re-wraps every
     /// DEK it holds to the new key, then renames the file over
-    /// x25519_key.json; the old secret is gone.
+    /// x25519_key.json, deleting the old key file.
     RotateX25519Key {
         #[command(flatten)]
         opts: OperatorOpts,
@@ -258,15 +258,12 @@ async fn rotate_action(opts: &OperatorOpts, new_comet_home: &Path) -> anyhow::Re
 /// `RotateX25519Key` to the next key of the home, created when missing.
 fn next_x25519_action(opts: &OperatorOpts) -> anyhow::Result<Action> {
     let next = Home::new(opts.home.clone()).x25519_next_key();
-    let key = match next.exists() {
-        true => crate::keyfile::load_x25519(&next)?,
-        false => {
-            crate::keyfile::create_x25519(&next)?;
-            crate::keyfile::load_x25519(&next)?
-        }
+    let public = match next.exists() {
+        true => x25519_dalek::PublicKey::from(&crate::keyfile::load_x25519(&next)?).to_bytes(),
+        false => crate::keyfile::create_x25519(&next)?,
     };
     Ok(Action::RotateX25519Key(RotateX25519Key {
-        x25519_key: x25519_dalek::PublicKey::from(&key).to_bytes().to_vec(),
+        x25519_key: public.to_vec(),
     }))
 }
 

@@ -39,11 +39,15 @@ pub trait DeksExt: LocalRaw {
     /// does not decode, or is not shaped as a wrapped DEK, is not held: it
     /// is skipped (and counted), so the reconciler fetches it again.
     fn dek_cids(&self) -> Result<Vec<Vec<u8>>, LocalError> {
+        Ok(self.deks()?.into_iter().map(|(cid, _)| cid).collect())
+    }
+    /// Every wrapped DEK held, with its cid, in key order (as
+    /// [`Self::dek_cids`]).
+    fn deks(&self) -> Result<Vec<(Vec<u8>, StoredDek)>, LocalError> {
         let prefix = keys::deks_prefix();
         Ok(decode_rows::<StoredDek>(&prefix, self.scan_raw(&prefix)?)
             .into_iter()
             .filter(|(_, d)| wrapped_of(d).is_ok())
-            .map(|(cid, _)| cid)
             .collect())
     }
 }

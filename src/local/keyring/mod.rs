@@ -35,6 +35,20 @@ struct Keys {
     next: Option<StaticSecret>,
 }
 
+impl Keys {
+    /// The key this node wraps its own DEKs to: the next one once loaded.
+    fn own(&self) -> &StaticSecret {
+        self.next.as_ref().unwrap_or(&self.current)
+    }
+
+    /// Whether a next key is loaded and it is `on_chain`.
+    fn next_is(&self, on_chain: &[u8]) -> bool {
+        self.next
+            .as_ref()
+            .is_some_and(|n| public(n).as_slice() == on_chain)
+    }
+}
+
 /// What a finished rotation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rotated {
@@ -92,8 +106,7 @@ impl X25519Keyring {
     /// The public key this node wraps its own DEKs to: the next key once
     /// loaded, else the current one.
     pub fn own_public(&self) -> [u8; 32] {
-        let k = self.keys.read();
-        public(k.next.as_ref().unwrap_or(&k.current))
+        public(self.keys.read().own())
     }
 
     /// The current public key (the one in `x25519_key.json`).
@@ -128,8 +141,7 @@ impl X25519Keyring {
         store: impl FnOnce(Result<WrappedDek, CryptoError>) -> R,
     ) -> R {
         let k = self.keys.read();
-        let to = public(k.next.as_ref().unwrap_or(&k.current));
-        store(wrap_dek(dek, &to, cid))
+        store(wrap_dek(dek, &public(k.own()), cid))
     }
 
     /// Loads the next key file if it appeared since (the CLI wrote it).
@@ -152,7 +164,7 @@ impl X25519Keyring {
     /// `Some` when a rotation finished.
     pub fn advance(&self, local: &LocalStore, on_chain: &[u8]) -> anyhow::Result<Option<Rotated>> {
         self.pick_up_next()?;
-        if self.next_public().is_none_or(|n| n.as_slice() != on_chain) {
+        if !self.keys.read().next_is(on_chain) {
             self.warn_if_foreign(on_chain);
             return Ok(None);
         }
@@ -160,10 +172,7 @@ impl X25519Keyring {
         // stored since (none when every writer wrapped to the next key)
         let (early, seen) = self.rewrap_all(local, &self.keys.read(), &BTreeSet::new())?;
         let mut k = self.keys.write();
-        if k.next
-            .as_ref()
-            .is_none_or(|n| public(n).as_slice() != on_chain)
-        {
+        if !k.next_is(on_chain) {
             return Ok(None); // another caller finished it meanwhile
         }
         let (last, _) = self.rewrap_all(local, &k, &seen)?;
@@ -176,8 +185,7 @@ impl X25519Keyring {
         drop(k);
         if let Some((current, next)) = &self.files {
             crate::keyfile::remove_stale_temps(next);
-            let synced = current.parent().map(|d| std::fs::File::open(d)?.sync_all());
-            if let Some(Err(e)) = synced {
+            if let Err(e) = crate::keyfile::sync_dir(current) {
                 tracing::warn!(error = %e, file = %current.display(), "x25519 rotation: syncing the key directory");
             }
         }
@@ -222,13 +230,11 @@ impl X25519Keyring {
         let Some(next) = &k.next else {
             return Ok((done, seen));
         };
-        for cid in local.dek_cids()? {
-            if skip.contains(&cid) || !seen.insert(cid.clone()) {
+        for (cid, held) in local.deks()? {
+            if skip.contains(&cid) {
                 continue;
             }
-            let Some(held) = local.dek(&cid)? else {
-                continue;
-            };
+            seen.insert(cid.clone());
             let w = wrapped_of(&held)?;
             if unwrap_dek(next, &w, &cid).is_ok() {
                 continue;
