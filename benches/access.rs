@@ -78,6 +78,7 @@ fn node() -> Bench {
         operator: SigningKey::from_bytes(&[1; 32]),
         x25519: x25519_dalek::StaticSecret::from([2; 32]).into(),
         assignments: Arc::new(ChainAssignments),
+        takedown_retention_blocks: 0,
     };
     Bench {
         _dir: dir,

@@ -111,6 +111,25 @@ pub struct Config {
     /// Replicated node-local data (CAD037 over UEP-20 anti-entropy).
     #[serde(default)]
     pub replica: crate::replica::ReplicaConfig,
+    /// The local store's reconciler.
+    #[serde(default)]
+    pub reconcile: ReconcileSection,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReconcileSection {
+    /// Blocks after a takedown is CONFIRMED before this node deletes the
+    /// upload's files and wrapped DEK (`local::purge`). 0: at once.
+    pub takedown_retention_blocks: u64,
+}
+
+impl Default for ReconcileSection {
+    fn default() -> Self {
+        ReconcileSection {
+            takedown_retention_blocks: crate::local::purge::DEFAULT_RETENTION_BLOCKS,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -280,6 +299,7 @@ impl Config {
             access: crate::access::AccessConfig::default(),
             snapshots: crate::snapshot::SnapshotConfig::default(),
             replica: crate::replica::ReplicaConfig::default(),
+            reconcile: ReconcileSection::default(),
         }
     }
 

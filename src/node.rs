@@ -56,7 +56,12 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     );
     let notifier = app.notifier();
     let mempool = app.mempool();
-    let local_node = LocalNode::open(home, store.clone(), crate::local::chain_assignments())?;
+    let local_node = LocalNode::open(
+        home,
+        store.clone(),
+        crate::local::chain_assignments(),
+        config.reconcile.takedown_retention_blocks,
+    )?;
     let replica = crate::replica::Replica::open(
         local_node.local.clone(),
         store.clone(),
@@ -65,7 +70,8 @@ pub async fn run(home: &Home) -> anyhow::Result<()> {
     )?;
     crate::replica::run::spawn(replica.clone(), Some(local_node.content.clone()))?;
     let worker = Worker::new(local_node.clone(), WorkerConfig::default())
-        .with_announcements(replica.clone());
+        .with_announcements(replica.clone())
+        .with_takedowns(notifier.subscribe_takedowns());
     let heights = notifier.subscribe_height();
     if let Some(h) = info.height {
         crate::metrics::metrics().height.set(h as i64);

@@ -23,6 +23,7 @@ use stave::tx::{build::sign_tx_with_gas, Action};
 const DOC: &str = include_str!("../docs/gas-per-action.md");
 const CID: &[u8] = b"bafk-gas-doc";
 const CID2: &[u8] = b"bafk-gas-doc-2";
+const LOOSE: &[u8] = b"bafk-gas-doc-loose";
 
 struct Doc {
     w: World,
@@ -249,6 +250,19 @@ async fn governance_rows(d: &mut Doc) {
         resolve(CID, true),
         "TakedownResolve",
         "one validator's vote",
+    )
+    .await;
+    d.w.send(
+        VALIDATORS[0],
+        vec![upload_action(UPLOADER, manifest(LOOSE))],
+    )
+    .await
+    .ok();
+    d.row(
+        VALIDATORS[1],
+        validator_takedown(LOOSE),
+        "ValidatorTakedownRequest",
+        "of an upload with no group",
     )
     .await;
     let apply = apply_group("second", OWNER2, &[DISTRIBUTOR]);

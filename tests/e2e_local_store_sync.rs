@@ -163,13 +163,7 @@ async fn submit_uploads(net: &Localnet, ups: &[Upload]) {
 }
 
 fn local_status(net: &Localnet, i: usize) -> Value {
-    let home = net.stave_home(i);
-    let home = home.to_str().expect("utf-8 home");
-    let out = net.stave_cmd(&[
-        "query", "local", "status", "--home", home, "--output", "json",
-    ]);
-    net.expect_success("stave query local status", &out);
-    net.json_of("stave query local status", &out)
+    net.local_status(i)
 }
 
 /// Waits until node `i` reports `seeding` blobs and `received` DEKs with

@@ -18,14 +18,13 @@ mod common;
 use std::time::Duration;
 
 use common::localnet::{assert_below_ephemeral, binaries, strip_ansi, Localnet, LocalnetConfig};
-use common::rights::{operator, publish_single, set_key, submit};
-use common::upload::{admit_group, write_wav};
+use common::rights::{operator, set_key};
+use common::upload::{admit_group, upload_published};
 use ed25519_dalek::SigningKey;
 use serde_json::{json, Value};
 use stave::client::content::{self as cc, Consumer, Peer};
 use stave::config::Home;
 use stave::proto::rights as pb;
-use stave::tx::Action;
 
 const BASE_PORT: u16 = 30500;
 const WAIT: Duration = Duration::from_secs(120);
@@ -42,48 +41,7 @@ async fn upload(
     fan: &Consumer,
     secs: u64,
 ) -> pb::Upload {
-    let wav = dir.join(format!("track{secs}.wav"));
-    write_wav(&wav, secs);
-    let j = net.stave_json(
-        "stave content upload",
-        &[
-            "content",
-            "upload",
-            wav.to_str().expect("utf-8"),
-            "--from",
-            "label",
-            "--keyring-dir",
-            dir.to_str().expect("utf-8"),
-            "--node",
-            &net.grpc_url(0),
-            "--copies",
-            "4",
-            "--group",
-            GROUP,
-        ],
-    );
-    let cid = j["flac_cid"]
-        .as_str()
-        .and_then(|s| hex::decode(s).ok())
-        .unwrap_or_else(|| net.fail(&format!("no flac_cid in {j}")));
-    submit(
-        net,
-        1,
-        uploader,
-        vec![publish_single(&cid)],
-        "PublishRelease",
-    )
-    .await;
-    let grant = Action::GrantEntitlement(stave::keyspaces::entitlements::GrantEntitlement {
-        cid: cid.clone(),
-        pubkey: fan.pubkey().to_vec(),
-        role: pb::Role::Consumer,
-        scope: Some(pb::Scope {
-            territories: vec!["GB".into()],
-            ..Default::default()
-        }),
-    });
-    submit(net, 1, uploader, vec![grant], "GrantEntitlement").await;
+    let cid = upload_published(net, (dir, uploader), &fan.pubkey(), (secs, 4, GROUP)).await;
     let u = net
         .wait_for("node2 to have the upload", WAIT, || async {
             cc::upload_of(&mut net.client(NODE).await, &cid)

@@ -23,6 +23,8 @@ pub struct CommitNotifier {
     waiters: Mutex<HashMap<[u8; 32], Vec<oneshot::Sender<Committed>>>>,
     /// The last durably committed height, for background workers.
     height: watch::Sender<u64>,
+    /// The last committed height with a `takedown.confirmed` event.
+    takedowns: watch::Sender<u64>,
 }
 
 impl Default for CommitNotifier {
@@ -30,6 +32,7 @@ impl Default for CommitNotifier {
         CommitNotifier {
             waiters: Mutex::default(),
             height: watch::Sender::new(0),
+            takedowns: watch::Sender::new(0),
         }
     }
 }
@@ -38,6 +41,12 @@ impl CommitNotifier {
     /// Follows the committed height (the local-store reconciler wakes on it).
     pub fn subscribe_height(&self) -> watch::Receiver<u64> {
         self.height.subscribe()
+    }
+
+    /// Follows the last committed height that confirmed a takedown (the
+    /// reconciler stops holding that content: `local::purge`).
+    pub fn subscribe_takedowns(&self) -> watch::Receiver<u64> {
+        self.takedowns.subscribe()
     }
 
     /// Registers interest in a tx id. Register before broadcasting. Returns
@@ -69,6 +78,14 @@ impl CommitNotifier {
 
     /// Called after a height is durably committed.
     pub fn committed(&self, height: u64, outcomes: &[TxOutcome]) {
+        // before the height: a worker woken by it sees the takedown too
+        let confirmed = outcomes
+            .iter()
+            .flat_map(|o| &o.events)
+            .any(|e| e.kind == crate::keyspaces::takedowns::CONFIRMED_EVENT);
+        if confirmed {
+            self.takedowns.send_replace(height);
+        }
         self.height.send_replace(height);
         let mut w = self.waiters.lock();
         if w.is_empty() {
@@ -83,5 +100,34 @@ impl CommitNotifier {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspaces::Event;
+
+    fn outcome(kind: &str) -> TxOutcome {
+        TxOutcome::ok([1; 32], vec![Event::new(kind)])
+    }
+
+    #[test]
+    fn the_takedown_feed_follows_confirming_heights_only() {
+        let n = CommitNotifier::default();
+        let feed = n.subscribe_takedowns();
+        n.committed(5, &[outcome("takedown.voted")]);
+        assert_eq!(*feed.borrow(), 0);
+        n.committed(
+            6,
+            &[
+                outcome("kv.set"),
+                outcome(crate::keyspaces::takedowns::CONFIRMED_EVENT),
+            ],
+        );
+        assert_eq!(*feed.borrow(), 6);
+        n.committed(7, &[outcome("takedown.dismissed")]);
+        assert_eq!(*feed.borrow(), 6, "a dismissal changes nothing");
+        assert_eq!(*n.subscribe_height().borrow(), 7);
     }
 }

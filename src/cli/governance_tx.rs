@@ -14,7 +14,7 @@ use super::{keys, Output};
 use crate::config::Home;
 use crate::keyspaces::groups::{ApplyGroup, RotateTakedownAuthority, SetGroupMember, VoteGroup};
 use crate::keyspaces::takedowns::{
-    ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve,
+    ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve, ValidatorTakedownRequest,
 };
 use crate::proto::governance as pb;
 use crate::tx::Action;
@@ -112,7 +112,9 @@ pub enum GroupTx {
 
 #[derive(Subcommand, Debug)]
 pub enum TakedownTx {
-    /// Request a takedown of CID (a takedown authority of its group).
+    /// Request a takedown of CID (a takedown authority of its group; with
+    /// --by-validator an ACTIVE validator, for content with no group or
+    /// whose group is SUSPENDED or REMOVED).
     Request {
         cid: String,
         #[arg(long)]
@@ -120,6 +122,10 @@ pub enum TakedownTx {
         /// SHA-256 of the evidence, hex.
         #[arg(long)]
         evidence: String,
+        /// Request as an ACTIVE validator (sign with --home of the node, or
+        /// its operator key).
+        #[arg(long)]
+        by_validator: bool,
         #[command(flatten)]
         opts: GovOpts,
     },
@@ -232,14 +238,24 @@ fn takedown_action(cmd: TakedownTx) -> anyhow::Result<(Action, GovOpts)> {
             cid,
             reason,
             evidence,
+            by_validator,
             opts,
         } => {
-            let r = TakedownRequest {
-                cid: unhex("cid", &cid)?,
-                reason,
-                evidence_hash: unhex("evidence hash", &evidence)?,
+            let (cid, evidence_hash) = (unhex("cid", &cid)?, unhex("evidence hash", &evidence)?);
+            let a = if by_validator {
+                Action::ValidatorTakedownRequest(ValidatorTakedownRequest {
+                    cid,
+                    reason,
+                    evidence_hash,
+                })
+            } else {
+                Action::TakedownRequest(TakedownRequest {
+                    cid,
+                    reason,
+                    evidence_hash,
+                })
             };
-            (Action::TakedownRequest(r), opts)
+            (a, opts)
         }
         TakedownTx::Counter { cid, content, opts } => {
             let c = CounterNotice {

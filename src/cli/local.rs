@@ -91,6 +91,25 @@ pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
                     "audio_bytes": j.audio_bytes, "awaiting_signature": j.awaiting_signature})
                 })
                 .collect();
+            let purged: Vec<_> = s
+                .purged
+                .iter()
+                .map(|p| {
+                    json!({"cid": hex::encode(&p.cid), "takedown_height": p.takedown_height,
+                    "purged_height": p.purged_height, "purged_at_ms": p.purged_at_ms,
+                    "files": p.files.iter().map(hex::encode).collect::<Vec<_>>(),
+                    "dek_removed": p.dek_removed, "dek_scrubbed": p.dek_scrubbed,
+                    "bytes_freed": p.bytes_freed, "done": p.done})
+                })
+                .collect();
+            let awaiting: Vec<_> = s
+                .awaiting_purge
+                .iter()
+                .map(|a| {
+                    json!({"cid": hex::encode(&a.cid), "takedown_height": a.takedown_height,
+                    "purge_height": a.purge_height})
+                })
+                .collect();
             out.print(&json!({
                 "last_reconcile_height": s.last_reconcile_height,
                 "reconciled": s.reconciled,
@@ -102,6 +121,8 @@ pub async fn run(cmd: LocalQuery, out: Output) -> anyhow::Result<()> {
                 "jobs": jobs,
                 "pending_grants": s.pending_grants,
                 "refused_grants": s.refused_grants,
+                "purged": purged,
+                "awaiting_purge": awaiting,
             }));
         }
     }

@@ -104,6 +104,20 @@ fn authenticate(node: &LocalNode, signed: &SignedPeerRequest) -> Result<Authed, 
         }
     };
     let assignment = node.assignments.by_cid(&view, cid).map_err(local)?;
+    // a CONFIRMED takedown ends serving the blob and the DEK at once (the
+    // data itself goes after the retention, `local::purge`); images may be
+    // covers that live uploads share
+    if let Some(a) = assignment
+        .as_ref()
+        .filter(|a| *cid == a.dek_cid || *cid == a.content_cid)
+    {
+        if let Some(height) = crate::local::purge::confirmed_at(&view, a).map_err(local)? {
+            return Err(PeerError::TakenDown {
+                cid: hex::encode(&a.dek_cid),
+                height,
+            });
+        }
+    }
     Ok(Authed {
         body,
         requester,
@@ -306,6 +320,7 @@ mod tests {
             operator: ed25519_dalek::SigningKey::from_bytes(&[1; 32]),
             x25519: x25519_dalek::StaticSecret::from([2; 32]).into(),
             assignments: Arc::new(FixedAssignments(Vec::new())),
+            takedown_retention_blocks: 0,
         };
         (dir, PeerServiceImpl::new(Arc::new(node)))
     }

@@ -30,6 +30,11 @@ pub trait DeksExt: LocalRaw {
     fn put_dek(&self, d: &StoredDek) -> Result<(), LocalError> {
         self.put_raw(&keys::dek(&d.cid), &d.encode_to_vec())
     }
+    /// Whether a row exists under `local/deks/{cid}`, whether it decodes
+    /// or not.
+    fn holds_dek_row(&self, cid: &[u8]) -> Result<bool, LocalError> {
+        Ok(self.get_raw(&keys::dek(cid))?.is_some())
+    }
     /// Forgets the wrapped DEK of `cid` (an upload that never reached the
     /// chain).
     fn delete_dek(&self, cid: &[u8]) -> Result<(), LocalError> {

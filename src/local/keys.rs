@@ -4,6 +4,7 @@ const DEKS: &[u8] = b"local/deks/";
 const PROCESSING: &[u8] = b"local/processing/";
 const SYNC_CONTENT: &[u8] = b"local/sync/content/";
 const SYNC_DEKS: &[u8] = b"local/sync/deks/";
+const PURGED: &[u8] = b"local/purged/";
 const META_LAST_RECONCILE: &[u8] = b"local/meta/last_reconcile_height";
 const INTENTS: &[u8] = b"local/intents/";
 const ACCESS_NONCES: &[u8] = b"local/access/nonces/";
@@ -50,6 +51,14 @@ pub fn sync_deks_prefix() -> Vec<u8> {
 /// `local/sync/deks/{cid}`.
 pub fn sync_dek(cid: &[u8]) -> Vec<u8> {
     join(SYNC_DEKS, cid)
+}
+/// `local/purged/`.
+pub fn purged_prefix() -> Vec<u8> {
+    PURGED.to_vec()
+}
+/// `local/purged/{cid}`: an upload taken down whose data this node deleted.
+pub fn purged(cid: &[u8]) -> Vec<u8> {
+    join(PURGED, cid)
 }
 /// `local/meta/last_reconcile_height` (value: u64 big-endian).
 pub fn last_reconcile_height() -> Vec<u8> {
@@ -148,6 +157,7 @@ mod tests {
             (processing_prefix(), processing(&cid)),
             (sync_content_prefix(), sync_content(&cid)),
             (sync_deks_prefix(), sync_dek(&cid)),
+            (purged_prefix(), purged(&cid)),
             (intents_prefix(), intent(&cid)),
             (replica_md_prefix(), replica_md(&cid)),
         ];

@@ -11,7 +11,9 @@
 //! - [`grants`]: `local/access/`, the DEKs delivered to consumers and not
 //!   yet recorded on chain, and the answered request nonces;
 //! - [`kv`]: `local/kv/{context}/{key}`, the node's private KV (BRC-35
-//!   local profile), encrypted by default.
+//!   local profile), encrypted by default;
+//! - [`purge`]: `local/purged/{cid}`, uploads under a CONFIRMED takedown
+//!   whose files and DEK this node deleted once its retention passed.
 //!
 //! [`keyring`] holds the X25519 keys DEKs are wrapped to, and re-wraps
 //! every held DEK when the chain names a new one.
@@ -34,6 +36,7 @@ pub mod node;
 pub mod peer_auth;
 pub mod peer_client;
 pub mod processing;
+pub mod purge;
 pub mod reconcile;
 pub mod status;
 pub mod sync;
@@ -180,6 +183,21 @@ impl LocalStore {
     /// before it.
     pub fn dek_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
         self.deks.lock()
+    }
+
+    /// Flushes the memtable and compacts each of `keys` down to the last
+    /// level, so a deleted value leaves the store's files rather than
+    /// staying behind its tombstone (a purged wrapped DEK). Blocks that
+    /// the file system freed may still hold old bytes.
+    pub fn scrub(&self, keys: &[Vec<u8>]) -> Result<(), LocalError> {
+        self.db.flush()?;
+        let mut opts = rocksdb::CompactOptions::default();
+        opts.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
+        for k in keys {
+            let end = [k.as_slice(), &[0]].concat();
+            self.db.compact_range_opt(Some(k), Some(&end), &opts);
+        }
+        Ok(())
     }
 
     fn synced() -> WriteOptions {

@@ -20,6 +20,9 @@ pub struct LocalNode {
     /// The X25519 keys wrapped DEKs are wrapped to (two while rotating).
     pub x25519: super::keyring::X25519Keyring,
     pub assignments: Arc<dyn AssignmentSource>,
+    /// Blocks after a takedown is CONFIRMED before this node deletes the
+    /// upload's data ([`super::purge`]).
+    pub takedown_retention_blocks: u64,
 }
 
 impl LocalNode {
@@ -81,12 +84,14 @@ impl LocalNode {
     }
 
     /// Opens the local side of a home: the local store, the content store,
-    /// the operator and X25519 keys. (Upload jobs are recovered by
+    /// the operator and X25519 keys; data of taken-down uploads is kept
+    /// `takedown_retention_blocks`. (Upload jobs are recovered by
     /// [`crate::content::Pipeline::resume`].)
     pub fn open(
         home: &crate::config::Home,
         chain: ChainStore,
         assignments: Arc<dyn AssignmentSource>,
+        takedown_retention_blocks: u64,
     ) -> anyhow::Result<Arc<Self>> {
         let (local, moved) = LocalStore::open_or_rebuild(&home.local_dir())?;
         if let Some(aside) = moved {
@@ -103,6 +108,7 @@ impl LocalNode {
                 &home.x25519_next_key(),
             )?,
             assignments,
+            takedown_retention_blocks,
         }))
     }
 }

@@ -51,6 +51,8 @@ pub enum PeerError {
         content: String,
         reason: String,
     },
+    #[error("upload {cid} was taken down at height {height}; its data is not served")]
+    TakenDown { cid: String, height: u64 },
     #[error("too many content streams open ({open}); retry later")]
     Busy { open: usize },
     #[error("local failure: {0}")]
@@ -73,6 +75,7 @@ impl PeerError {
             PeerError::DekUnwrap { .. } => Code::DekUnwrap,
             PeerError::DekMismatch { .. } => Code::DekMismatch,
             PeerError::Busy { .. } => Code::PeerBusy,
+            PeerError::TakenDown { .. } => Code::TakedownActive,
             PeerError::Local(_) => Code::LocalIo,
             PeerError::Remote { .. } => Code::PeerUnavailable,
         }
@@ -95,6 +98,7 @@ impl PeerError {
             | PeerError::NotDekHolder { .. } => tonic::Status::permission_denied(msg),
             PeerError::NotHeld { .. } => tonic::Status::not_found(msg),
             PeerError::Busy { .. } => tonic::Status::resource_exhausted(msg),
+            PeerError::TakenDown { .. } => tonic::Status::failed_precondition(msg),
             _ => tonic::Status::internal(msg),
         }
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::node::LocalNode;
 use super::processing::{is_terminal, job_status_name, ProcessingExt};
+use super::purge::{self, PurgedExt};
 use super::reconcile::{wanted, Kind};
 use super::sync::{status_name, SyncExt, STATUSES};
 use super::MetaExt;
@@ -103,16 +104,23 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
     let mut content = node.local.all_content_sync()?;
     let mut deks = node.local.all_dek_sync()?;
     let view = node.chain.view();
-    let want = wanted(
-        &node.me(),
-        &node.assignments.for_validator(&view, &node.me())?,
-    );
+    let all = node.assignments.for_validator(&view, &node.me())?;
+    let height = view.commit_info()?.height.unwrap_or(0);
+    let (live, taken) = purge::partition(&view, all)?;
+    drop(view);
+    let want = wanted(&node.me(), &live);
+    let purged = node.local.all_purged()?;
+    let split = purge::split(&taken, height, node.takedown_retention_blocks);
+    let taken_files: std::collections::BTreeSet<&Vec<u8>> = taken
+        .iter()
+        .flat_map(|t| t.upload.blobs().map(|(c, _)| c))
+        .collect();
     let mut unassigned: Vec<Vec<u8>> = node
         .content
         .list()?
         .into_iter()
         .chain(content.keys().cloned())
-        .filter(|c| !want.content.contains_key(c))
+        .filter(|c| !want.content.contains_key(c) && !taken_files.contains(c))
         .collect();
     unassigned.sort();
     unassigned.dedup();
@@ -147,5 +155,7 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
         jobs,
         pending_grants: node.local.pending_grants()?.len() as u64,
         refused_grants: node.local.refused_grants()?,
+        purged,
+        awaiting_purge: split.awaiting,
     })
 }

@@ -133,6 +133,28 @@ pub trait SyncExt: LocalRaw {
         }
         self.put_raw_all(&rows)
     }
+    /// Deletes the content entries of `content` and the DEK entries of
+    /// `deks` that exist, in one synced batch; returns how many.
+    fn delete_sync_entries(
+        &self,
+        content: &[Vec<u8>],
+        deks: &[Vec<u8>],
+    ) -> Result<usize, LocalError> {
+        let all = content
+            .iter()
+            .map(|c| ContentSync::key(c))
+            .chain(deks.iter().map(|c| DekSync::key(c)));
+        let mut present = Vec::new();
+        for k in all {
+            if self.get_raw(&k)?.is_some() {
+                present.push(k);
+            }
+        }
+        if !present.is_empty() {
+            self.delete_raw_all(&present)?;
+        }
+        Ok(present.len())
+    }
     fn all_sync<R: SyncRecord>(&self) -> Result<BTreeMap<Vec<u8>, R>, LocalError> {
         let prefix = R::prefix();
         Ok(decode_rows(&prefix, self.scan_raw(&prefix)?)

@@ -115,3 +115,38 @@ fn the_local_store_and_content_directories_are_private() {
     crate::local::content::ContentStore::open(&content).unwrap();
     assert_eq!(std::fs::read_dir(content.join(".tmp")).unwrap().count(), 0);
 }
+
+#[test]
+fn a_scrubbed_key_leaves_no_copy_in_the_store_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = LocalStore::open(dir.path()).unwrap();
+    let marker = b"wrapped-dek-marker-5e1f0c".repeat(4);
+    let key = keys::dek(&[9; 34]);
+    s.put_raw(&key, &marker).unwrap();
+    s.put_raw(&keys::dek(&[8; 34]), b"another record").unwrap();
+    s.db.flush().unwrap();
+    let holds = |dir: &std::path::Path| {
+        std::fs::read_dir(dir).unwrap().any(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            !name.starts_with("LOG")
+                && std::fs::read(&p)
+                    .is_ok_and(|b| b.windows(marker.len()).any(|w| w == marker.as_slice()))
+        })
+    };
+    assert!(
+        holds(dir.path()),
+        "the value is in an SST file after the flush"
+    );
+    s.delete_raw(&key).unwrap();
+    assert!(
+        holds(dir.path()),
+        "a delete alone leaves it behind its tombstone"
+    );
+    s.scrub(std::slice::from_ref(&key)).unwrap();
+    assert!(!holds(dir.path()), "scrubbed out of every file");
+    assert_eq!(
+        s.get_raw(&keys::dek(&[8; 34])).unwrap().as_deref(),
+        Some(&b"another record"[..])
+    );
+}

@@ -66,6 +66,21 @@ struct Settled {
     /// `assignment_epoch` of this validator when it ran.
     epoch: u64,
     height: u64,
+    /// The height the next held taken-down upload is deleted at.
+    next_purge: Option<u64>,
+}
+
+impl Settled {
+    /// Whether a round at `height` may skip the full read: nothing in
+    /// flight, the same assignments, no takedown confirmed since, no purge
+    /// due, and fewer than [`FULL_EVERY`] heights since.
+    fn holds(&self, epoch: u64, height: u64, idle: bool, confirmed: u64) -> bool {
+        self.epoch == epoch
+            && idle
+            && confirmed <= self.height
+            && self.next_purge.is_none_or(|h| height < h)
+            && height < self.height.saturating_add(FULL_EVERY)
+    }
 }
 
 /// Which validators announce that they hold a cid (the replicated
@@ -87,6 +102,8 @@ pub struct Worker {
     /// The last settled round: until this validator's assignments change
     /// (or [`FULL_EVERY`] heights pass), a round reads one key and stops.
     settled: Arc<Mutex<Option<Settled>>>,
+    /// The last committed height that confirmed a takedown.
+    takedowns: Option<watch::Receiver<u64>>,
 }
 
 /// What one round found: the committed height and what it started.
@@ -94,6 +111,24 @@ pub struct Worker {
 pub struct Round {
     pub height: Option<u64>,
     pub started: usize,
+}
+
+/// The takedown facts a round needs.
+#[derive(Debug, Clone, Copy)]
+struct Takedowns {
+    /// The last committed height that confirmed a takedown (0: none seen;
+    /// a worker without the feed runs full rounds as before).
+    confirmed: u64,
+    retention: u64,
+}
+
+impl Takedowns {
+    fn new(feed: &Option<watch::Receiver<u64>>, retention: u64) -> Self {
+        Takedowns {
+            confirmed: feed.as_ref().map_or(0, |r| *r.borrow()),
+            retention,
+        }
+    }
 }
 
 impl Worker {
@@ -107,7 +142,15 @@ impl Worker {
             held_off: Arc::default(),
             permits,
             settled: Arc::default(),
+            takedowns: None,
         }
+    }
+
+    /// Follows the heights that confirm takedowns, so that a settled
+    /// worker notices one at once (without it, within [`FULL_EVERY`]).
+    pub fn with_takedowns(mut self, heights: watch::Receiver<u64>) -> Self {
+        self.takedowns = Some(heights);
+        self
     }
 
     /// Asks the peers `a` says announce a cid before the others.
@@ -141,8 +184,9 @@ impl Worker {
         let node = self.node.clone();
         let flying = self.in_flight.lock().clone();
         let settled = *self.settled.lock();
+        let at = Takedowns::new(&self.takedowns, self.node.takedown_retention_blocks);
         let (height, fetches, now) =
-            tokio::task::spawn_blocking(move || decide(&node, flying, settled)).await??;
+            tokio::task::spawn_blocking(move || decide(&node, flying, settled, at)).await??;
         *self.settled.lock() = now;
         let Some(height) = height else {
             return Ok(Round::default());
@@ -275,6 +319,7 @@ fn decide(
     node: &LocalNode,
     in_flight: BTreeSet<(Kind, Vec<u8>)>,
     settled: Option<Settled>,
+    td: Takedowns,
 ) -> anyhow::Result<(Option<u64>, Fetches, Option<Settled>)> {
     use crate::keyspaces::uploads::UploadsRead;
     let view = node.chain.view();
@@ -282,20 +327,19 @@ fn decide(
         return Ok((None, Vec::new(), None));
     };
     let epoch = view.assignment_epoch(&node.me())?;
-    if let Some(s) = settled {
-        let fresh = height < s.height.saturating_add(FULL_EVERY);
-        if s.epoch == epoch && in_flight.is_empty() && fresh {
-            node.local.set_last_reconcile_height(height)?;
-            return Ok((Some(height), Vec::new(), Some(s)));
-        }
-    }
     let idle = in_flight.is_empty();
-    let assignments = node.assignments.for_validator(&view, &node.me())?;
+    if let Some(s) = settled.filter(|s| s.holds(epoch, height, idle, td.confirmed)) {
+        node.local.set_last_reconcile_height(height)?;
+        return Ok((Some(height), Vec::new(), Some(s)));
+    }
+    let all = node.assignments.for_validator(&view, &node.me())?;
+    let (assignments, taken) = super::purge::partition(&view, all)?;
     drop(view);
     let want = wanted(&node.me(), &assignments);
     let local = read_local(node, &want.content, in_flight)?;
     let p = plan(&want, &local, now_ms());
     node.local.put_sync_all(&p.content_writes, &p.dek_writes)?;
+    let purged = takedowns::step(node, taken, (&want, &p), height, td.retention);
     if !p.unassigned_content.is_empty() {
         tracing::info!(
             count = p.unassigned_content.len(),
@@ -314,7 +358,11 @@ fn decide(
         && content.len() == want.content.len()
         && deks.len() == want.deks.len();
     let quiet = p.fetch.is_empty() && p.content_writes.is_empty() && p.dek_writes.is_empty();
-    let now = (idle && quiet && all_held).then_some(Settled { epoch, height });
+    let now = (idle && quiet && all_held && purged.ok).then_some(Settled {
+        epoch,
+        height,
+        next_purge: purged.next_due,
+    });
     let by_cid: BTreeMap<(Kind, &[u8]), &Assignment> = assignments
         .iter()
         .flat_map(|a| {
@@ -383,4 +431,5 @@ fn read_local(
 }
 
 mod fetch;
+mod takedowns;
 use fetch::blocking;

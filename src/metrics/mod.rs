@@ -8,6 +8,7 @@
 
 pub mod chain;
 pub mod disk;
+pub mod takedown;
 
 use std::sync::OnceLock;
 
@@ -69,6 +70,8 @@ pub struct Metrics {
     pub chain: chain::ChainMetrics,
     /// Free disk under the stores.
     pub disk: disk::DiskMetrics,
+    /// Takedowns reaching the disks.
+    pub takedown: takedown::TakedownMetrics,
 }
 
 /// Snapshots taken and restores applied.
@@ -297,6 +300,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
     let replica = crate::replica::metrics::register(&registry)?;
     let chain = chain::register(&registry)?;
     let disk = disk::register(&registry)?;
+    let takedown = takedown::register(&registry)?;
     Ok(Metrics {
         registry,
         height,
@@ -326,6 +330,7 @@ fn build() -> Result<Metrics, prometheus::Error> {
         replica,
         chain,
         disk,
+        takedown,
     })
 }
 

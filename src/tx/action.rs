@@ -34,6 +34,7 @@ pub enum Action {
     ScheduleUpgrade(crate::keyspaces::upgrades::ScheduleUpgrade),
     RotateConsensusKey(crate::keyspaces::validators::RotateConsensusKey),
     RotateX25519Key(crate::keyspaces::validators::RotateX25519Key),
+    ValidatorTakedownRequest(crate::keyspaces::takedowns::ValidatorTakedownRequest),
     ApplyGroup(crate::keyspaces::groups::ApplyGroup),
     VoteGroup(crate::keyspaces::groups::VoteGroup),
     RotateTakedownAuthority(crate::keyspaces::groups::RotateTakedownAuthority),
@@ -76,6 +77,7 @@ impl Action {
             Action::ScheduleUpgrade(a) => a.check_stateless(params),
             Action::RotateConsensusKey(a) => a.check_stateless(params),
             Action::RotateX25519Key(a) => a.check_stateless(params),
+            Action::ValidatorTakedownRequest(a) => a.check_stateless(params),
             Action::ApplyGroup(a) => a.check_stateless(params),
             Action::VoteGroup(a) => a.check_stateless(params),
             Action::RotateTakedownAuthority(a) => a.check_stateless(params),
@@ -132,6 +134,7 @@ impl Action {
             | Action::ScheduleUpgrade(_)
             | Action::RotateConsensusKey(_)
             | Action::RotateX25519Key(_)
+            | Action::ValidatorTakedownRequest(_)
             | Action::ApplyGroup(_)
             | Action::VoteGroup(_)
             | Action::RotateTakedownAuthority(_)
@@ -169,6 +172,7 @@ impl Action {
             Action::ScheduleUpgrade(_) => "upgrade.schedule",
             Action::RotateConsensusKey(_) => "validator.rotate_consensus_key",
             Action::RotateX25519Key(_) => "validator.rotate_x25519_key",
+            Action::ValidatorTakedownRequest(_) => "takedown.request_by_validator",
             Action::ApplyGroup(_) => "group.apply",
             Action::VoteGroup(_) => "group.vote",
             Action::RotateTakedownAuthority(_) => "group.rotate_authority",
@@ -217,6 +221,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::ScheduleUpgrade(u) => Action::ScheduleUpgrade(u.into()),
             Kind::RotateConsensusKey(r) => Action::RotateConsensusKey(r.try_into()?),
             Kind::RotateX25519Key(r) => Action::RotateX25519Key(r.into()),
+            Kind::ValidatorTakedownRequest(r) => Action::ValidatorTakedownRequest(r.into()),
             Kind::ApplyGroup(a) => Action::ApplyGroup(a.into()),
             Kind::VoteGroup(a) => Action::VoteGroup(a.into()),
             Kind::RotateTakedownAuthority(a) => Action::RotateTakedownAuthority(a.into()),
@@ -266,6 +271,7 @@ impl From<Action> for pb::Action {
             Action::ScheduleUpgrade(u) => Kind::ScheduleUpgrade(u.into()),
             Action::RotateConsensusKey(r) => Kind::RotateConsensusKey(r.into()),
             Action::RotateX25519Key(r) => Kind::RotateX25519Key(r.into()),
+            Action::ValidatorTakedownRequest(r) => Kind::ValidatorTakedownRequest(r.into()),
             Action::ApplyGroup(a) => Kind::ApplyGroup(a.into()),
             Action::VoteGroup(a) => Kind::VoteGroup(a.into()),
             Action::RotateTakedownAuthority(a) => Kind::RotateTakedownAuthority(a.into()),

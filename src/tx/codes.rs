@@ -148,7 +148,8 @@ pub enum Code {
     NotDekHolder = 115,
     /// The policy type (PROGRAMMABLE) is not evaluated yet.
     UnsupportedPolicyType = 116,
-    /// A takedown of the cid is pending or confirmed.
+    /// A takedown of the cid is pending or confirmed (the access decision); the
+    /// peer service answers it for an upload under a CONFIRMED takedown.
     TakedownActive = 118,
     /// Only the uploader may publish the upload.
     NotUploader = 119,

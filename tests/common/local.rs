@@ -139,6 +139,7 @@ pub fn local_node(
         operator: operator_key,
         x25519: x25519(who).into(),
         assignments: Arc::new(FixedAssignments(assignments)),
+        takedown_retention_blocks: 3,
     })
 }
 

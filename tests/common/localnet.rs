@@ -182,6 +182,8 @@ pub struct LocalnetConfig {
     pub timeout_commit: String,
     /// Seconds `testnet up` waits for block 1 on every node.
     pub up_timeout_secs: u64,
+    /// More `testnet/testnet` settings (`STAVE_TAKEDOWN_RETENTION`, ...).
+    pub env: Vec<(String, String)>,
 }
 
 impl LocalnetConfig {
@@ -193,6 +195,7 @@ impl LocalnetConfig {
             chain_id: format!("stave-e2e-{base_port}"),
             timeout_commit: "500ms".into(),
             up_timeout_secs: 120,
+            env: Vec::new(),
         }
     }
 }
@@ -230,6 +233,7 @@ pub struct Localnet {
     script: PathBuf,
     timeout_commit: String,
     up_timeout_secs: u64,
+    env: Vec<(String, String)>,
     /// Set once [`Localnet::fail`] printed the logs, so the drop guard does not repeat them.
     reported: std::sync::atomic::AtomicBool,
     _tmp: tempfile::TempDir,
@@ -283,6 +287,7 @@ impl Localnet {
             script: repo_root().join("testnet/testnet"),
             timeout_commit: cfg.timeout_commit,
             up_timeout_secs: cfg.up_timeout_secs,
+            env: cfg.env,
             reported: std::sync::atomic::AtomicBool::new(false),
             _tmp: tmp,
         }
@@ -306,6 +311,7 @@ impl Localnet {
             .env("COMETBFT_BIN", &self.cometbft_bin)
             .env("STAVE_TIMEOUT_COMMIT", &self.timeout_commit)
             .env("STAVE_UP_TIMEOUT", self.up_timeout_secs.to_string())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
         c
     }
@@ -926,6 +932,18 @@ impl Localnet {
 
     /// Runs `stave --output json ARGS` (unless ARGS choose the output),
     /// fails the test unless it succeeds, and returns its JSON.
+    /// `stave query local status --output json` of node `i`, over its
+    /// admin socket.
+    pub fn local_status(&self, i: usize) -> Value {
+        let home = self.stave_home(i);
+        let home = home.to_str().expect("utf-8 home");
+        let out = self.stave_cmd(&[
+            "query", "local", "status", "--home", home, "--output", "json",
+        ]);
+        self.expect_success("stave query local status", &out);
+        self.json_of("stave query local status", &out)
+    }
+
     pub fn stave_json(&self, what: &str, args: &[&str]) -> Value {
         let mut full = vec![];
         if args.first() != Some(&"--output") {

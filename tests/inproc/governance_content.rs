@@ -5,7 +5,7 @@
 use stave::keyspaces::groups::{ApplyGroup, VoteGroup};
 use stave::keyspaces::rights::access;
 use stave::keyspaces::takedowns::{
-    ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve,
+    ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve, ValidatorTakedownRequest,
 };
 use stave::proto::governance as gpb;
 use stave::proto::rights as rpb;
@@ -38,6 +38,16 @@ pub fn takedown(cid: &[u8]) -> Action {
         cid: label_cid(cid),
         reason: "infringes catalogue #12".into(),
         evidence_hash: vec![0xab; 32],
+    })
+}
+
+/// A takedown request by an ACTIVE validator (content no authority answers
+/// for).
+pub fn validator_takedown(cid: &[u8]) -> Action {
+    Action::ValidatorTakedownRequest(ValidatorTakedownRequest {
+        cid: label_cid(cid),
+        reason: "unlicensed upload".into(),
+        evidence_hash: vec![0xcd; 32],
     })
 }
 

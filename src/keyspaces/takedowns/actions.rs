@@ -140,21 +140,98 @@ fn transition(
     })
 }
 
+/// The stateless checks of a takedown request, by an authority or by a
+/// validator.
+pub(super) fn check_request(
+    cid: &[u8],
+    reason: &str,
+    evidence_hash: &[u8],
+    params: &Params,
+) -> Result<(), TxError> {
+    check_cid(cid, params)?;
+    check_text("reason", reason.len(), params.governance.max_reason_bytes)?;
+    if evidence_hash.len() != 32 {
+        return Err(TxError::InvalidArgument(format!(
+            "evidence_hash is {} bytes, expected 32",
+            evidence_hash.len()
+        )));
+    }
+    Ok(())
+}
+
+/// What a takedown request names.
+pub(super) struct Request<'a> {
+    pub cid: &'a [u8],
+    pub group_id: String,
+    pub reason: &'a str,
+    pub evidence_hash: &'a [u8],
+    /// A validator's request: the policy in force stays until a vote
+    /// confirms (one validator alone cannot take content offline).
+    pub by_validators: bool,
+}
+
+/// Opens a takedown: `PENDING` with a REMOVE election. An authority's
+/// request keeps the policy in force on the record and moves it to
+/// `TAKEDOWN_PENDING`; a validator's leaves it. The signer is recorded as
+/// the requester.
+///
+/// # Errors
+/// `InvalidTransition` (a takedown PENDING or CONFIRMED).
+pub(super) fn open_takedown<S: StateWrite>(
+    state: &mut S,
+    ctx: &mut TxContext,
+    r: Request<'_>,
+) -> Result<(), TxError> {
+    let old = state.takedown(r.cid)?;
+    let from = old.as_ref().and_then(|t| TakedownStatus::of(t.status));
+    let status = transition(r.cid, from, TakedownEvent::Request, "request")?;
+    let previous_policy = state
+        .policy(r.cid)?
+        .map(|p| p.encode_to_vec())
+        .unwrap_or_default();
+    let prev_election = old.as_ref().and_then(|t| t.election.as_ref());
+    let e = election::open(pb::ElectionKind::Remove, prev_election, ctx.height);
+    let subject = Subject::Takedown(r.cid.to_vec());
+    expiry::schedule(state, &subject, &e, &ctx.params.governance);
+    state.put_takedown(&pb::Takedown {
+        cid: r.cid.to_vec(),
+        status: status as u32,
+        group_id: r.group_id.clone(),
+        takedown_authority_pubkey: ctx.signer.to_vec(),
+        reason: r.reason.to_string(),
+        evidence_hash: r.evidence_hash.to_vec(),
+        requested_at: ctx.height,
+        resolved_at: 0,
+        counter_notice: Vec::new(),
+        counter_notice_by: Vec::new(),
+        previous_policy,
+        election: Some(e),
+        by_validators: r.by_validators,
+    });
+    let mut ev = Event::new("takedown.requested")
+        .indexed("cid", hex::encode(r.cid))
+        .indexed("group_id", r.group_id)
+        .indexed("authority", hex::encode(ctx.signer))
+        .plain("reason", r.reason.to_string())
+        .plain("evidence_hash", hex::encode(r.evidence_hash));
+    if r.by_validators {
+        ev = ev.indexed("by", "validator");
+    } else {
+        set_policy_type(
+            state,
+            r.cid,
+            rpb::PolicyType::TakedownPending,
+            &ctx.signer,
+            ctx.height,
+        )?;
+    }
+    ctx.emit(ev);
+    Ok(())
+}
+
 impl TakedownRequest {
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
-        check_cid(&self.cid, params)?;
-        check_text(
-            "reason",
-            self.reason.len(),
-            params.governance.max_reason_bytes,
-        )?;
-        if self.evidence_hash.len() != 32 {
-            return Err(TxError::InvalidArgument(format!(
-                "evidence_hash is {} bytes, expected 32",
-                self.evidence_hash.len()
-            )));
-        }
-        Ok(())
+        check_request(&self.cid, &self.reason, &self.evidence_hash, params)
     }
 
     /// # Errors
@@ -166,47 +243,17 @@ impl TakedownRequest {
         ctx: &mut TxContext,
     ) -> Result<(), TxError> {
         let group_id = owning_authority(state, &self.cid, &ctx.signer)?;
-        let old = state.takedown(&self.cid)?;
-        let from = old.as_ref().and_then(|t| TakedownStatus::of(t.status));
-        let status = transition(&self.cid, from, TakedownEvent::Request, "request")?;
-        let previous_policy = state
-            .policy(&self.cid)?
-            .map(|p| p.encode_to_vec())
-            .unwrap_or_default();
-        let prev_election = old.as_ref().and_then(|t| t.election.as_ref());
-        let e = election::open(pb::ElectionKind::Remove, prev_election, ctx.height);
-        let subject = Subject::Takedown(self.cid.clone());
-        expiry::schedule(state, &subject, &e, &ctx.params.governance);
-        state.put_takedown(&pb::Takedown {
-            cid: self.cid.clone(),
-            status: status as u32,
-            group_id: group_id.clone(),
-            takedown_authority_pubkey: ctx.signer.to_vec(),
-            reason: self.reason.clone(),
-            evidence_hash: self.evidence_hash.clone(),
-            requested_at: ctx.height,
-            resolved_at: 0,
-            counter_notice: Vec::new(),
-            counter_notice_by: Vec::new(),
-            previous_policy,
-            election: Some(e),
-        });
-        set_policy_type(
+        open_takedown(
             state,
-            &self.cid,
-            rpb::PolicyType::TakedownPending,
-            &ctx.signer,
-            ctx.height,
-        )?;
-        ctx.emit(
-            Event::new("takedown.requested")
-                .indexed("cid", hex::encode(&self.cid))
-                .indexed("group_id", group_id)
-                .indexed("authority", hex::encode(ctx.signer))
-                .plain("reason", self.reason.clone())
-                .plain("evidence_hash", hex::encode(&self.evidence_hash)),
-        );
-        Ok(())
+            ctx,
+            Request {
+                cid: &self.cid,
+                group_id,
+                reason: &self.reason,
+                evidence_hash: &self.evidence_hash,
+                by_validators: false,
+            },
+        )
     }
 }
 
@@ -339,7 +386,7 @@ impl TakedownResolve {
                 restore_policy(state, &t)?;
             }
             let kind = if to == TakedownStatus::Confirmed {
-                "takedown.confirmed"
+                super::CONFIRMED_EVENT
             } else {
                 "takedown.dismissed"
             };
@@ -355,11 +402,15 @@ impl TakedownResolve {
 }
 
 /// Puts back the policy kept on the record, or removes the takedown policy
-/// when there was none before.
+/// when there was none before. A validator's takedown never moved the
+/// policy: nothing to restore.
 pub(super) fn restore_policy<S: StateWrite + ?Sized>(
     state: &mut S,
     t: &pb::Takedown,
 ) -> Result<(), TxError> {
+    if t.by_validators {
+        return Ok(());
+    }
     if t.previous_policy.is_empty() {
         state.delete_policy(&t.cid);
         return Ok(());

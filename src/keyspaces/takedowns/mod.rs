@@ -3,6 +3,9 @@
 //! - `TakedownRequest` by a takedown authority of the group that owns the
 //!   cid (the upload's `group_id`): `PENDING`, the policy moves to
 //!   `TAKEDOWN_PENDING` and the policy in force is kept on the record.
+//! - `ValidatorTakedownRequest` by an ACTIVE validator, for content no
+//!   authority answers for (no group, or a group SUSPENDED or REMOVED):
+//!   the same `PENDING` takedown ([`orphan`]).
 //! - `CounterNotice` by an `OWNER` of the cid, while `PENDING`.
 //! - `TakedownResolve` votes of ACTIVE validators: approvals (confirm) over
 //!   2/3 of the active power → `CONFIRMED`, policy `TAKEN_DOWN`; 1/3 or more
@@ -14,9 +17,11 @@
 
 mod actions;
 mod expiry;
+mod orphan;
 
 pub use actions::{ClearFlag, CounterNotice, SetFlag, TakedownRequest, TakedownResolve};
 pub use expiry::expire_takedown;
+pub use orphan::ValidatorTakedownRequest;
 
 use prost::Message;
 
@@ -70,6 +75,10 @@ pub fn next_takedown(from: Option<TakedownStatus>, ev: TakedownEvent) -> Option<
         _ => None,
     }
 }
+
+/// The event of the vote that confirms a takedown (the node's reconciler
+/// follows it: `local::purge`).
+pub const CONFIRMED_EVENT: &str = "takedown.confirmed";
 
 const TAKEDOWNS: &[u8] = b"takedowns/";
 const FLAGS: &[u8] = b"flags/";
@@ -146,8 +155,9 @@ pub trait TakedownsWrite: StateWrite {
 }
 impl<T: StateWrite + ?Sized> TakedownsWrite for T {}
 
-/// Why `cid` is under a pending or confirmed takedown, or `None` (the
-/// access decision's takedown hook).
+/// Why `cid` is under a pending (by its group's authority) or confirmed
+/// takedown, or `None` (the access decision's takedown hook; a validator's
+/// pending request denies nothing).
 pub fn takedown_state<S: StateRead + ?Sized>(
     state: &S,
     cid: &[u8],
@@ -155,6 +165,8 @@ pub fn takedown_state<S: StateRead + ?Sized>(
     Ok(state
         .takedown(cid)?
         .and_then(|t| match TakedownStatus::of(t.status) {
+            // a validator's request denies nothing until the vote confirms
+            Some(TakedownStatus::Pending) if t.by_validators => None,
             Some(TakedownStatus::Pending) => {
                 Some(format!("takedown PENDING since height {}", t.requested_at))
             }
