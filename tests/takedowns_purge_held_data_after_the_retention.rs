@@ -2,8 +2,9 @@
 //! real peer gRPC services replicate two uploads (content and DEK on
 //! both). One upload's takedown is then CONFIRMED on chain (retention 3
 //! blocks in the test nodes):
-//! - peers refuse its content and DEK at once (`TAKEDOWN_ACTIVE`), the
-//!   other upload is still served;
+//! - during the retention the data is retained and still served to
+//!   validators; once it ends, peers refuse the blob and DEK
+//!   (`TAKEDOWN_ACTIVE`), the other upload is still served;
 //! - until the retention ends, the data stays and `status` lists the
 //!   upload as awaiting its purge at the right height;
 //! - at that height the reconciler deletes the blob, the DEK and their
@@ -81,7 +82,7 @@ fn holds_nothing_of(node: &LocalNode, u: &Upload) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn taken_down_data_is_refused_at_once_and_purged_after_the_retention() {
+async fn taken_down_data_is_kept_for_the_retention_then_refused_and_purged() {
     let dir = tempfile::tempdir().unwrap();
     let (gone, kept) = (upload(150_000, 3), upload(120_000, 5));
     // one cover shared by both uploads
@@ -130,15 +131,12 @@ async fn taken_down_data_is_refused_at_once_and_purged_after_the_retention() {
     assert_eq!(confirmed, h);
     feed_tx.send_replace(confirmed);
 
-    // peers stop serving it at once; the other upload is still served
+    // during the retention the data is retained: peers still serve it to
+    // validators (a handover still completes)
     let target0 = PeerTarget {
         operator: op_key(0),
         address: peer_addr(&nodes[0], 0),
     };
-    let err = fetch_dek(node.requester(), CHAIN, &target0, &gone.dek_cid)
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("TAKEDOWN_ACTIVE"), "{err}");
     fn req<'a>(t: &'a PeerTarget, u: &'a Upload) -> BlobRequest<'a> {
         BlobRequest {
             chain_id: CHAIN,
@@ -150,21 +148,12 @@ async fn taken_down_data_is_refused_at_once_and_purged_after_the_retention() {
     }
     let scratch = tempfile::tempdir().unwrap();
     let store = stave::local::content::ContentStore::open(scratch.path()).unwrap();
-    let err = fetch_content_into(node, &store, &req(&target0, &gone))
+    fetch_dek(node.requester(), CHAIN, &target0, &gone.dek_cid)
         .await
-        .unwrap_err();
-    assert!(err.to_string().contains("TAKEDOWN_ACTIVE"), "{err}");
-    fetch_content_into(node, &store, &req(&target0, &kept))
+        .expect("served during the retention");
+    fetch_content_into(node, &store, &req(&target0, &gone))
         .await
-        .unwrap();
-    let cover_req = BlobRequest {
-        cid: &cover_cid,
-        size: cover.len() as u64,
-        ..req(&target0, &kept)
-    };
-    fetch_content_into(node, &store, &cover_req)
-        .await
-        .expect("a shared cover is still served");
+        .expect("served during the retention");
 
     // held until the retention (3 blocks) ends, and reported as such
     let retention = node.takedown_retention_blocks;
@@ -188,6 +177,28 @@ async fn taken_down_data_is_refused_at_once_and_purged_after_the_retention() {
     let at = commit_all(&nodes, None);
     assert_eq!(at, confirmed + retention);
     w.round().await.unwrap();
+    // past the retention peers refuse the blob and the DEK at once (node 0
+    // has not run its purge yet); the other upload and the shared cover
+    // are still served
+    let err = fetch_dek(node.requester(), CHAIN, &target0, &gone.dek_cid)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("TAKEDOWN_ACTIVE"), "{err}");
+    let err = fetch_content_into(node, &store, &req(&target0, &gone))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("TAKEDOWN_ACTIVE"), "{err}");
+    fetch_content_into(node, &store, &req(&target0, &kept))
+        .await
+        .unwrap();
+    let cover_req = BlobRequest {
+        cid: &cover_cid,
+        size: cover.len() as u64,
+        ..req(&target0, &kept)
+    };
+    fetch_content_into(node, &store, &cover_req)
+        .await
+        .expect("a shared cover is still served");
     assert!(holds_nothing_of(node, &gone), "{:?}", status(node).unwrap());
     assert!(holds(node, &kept), "the other upload is untouched");
     assert!(

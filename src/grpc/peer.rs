@@ -104,18 +104,22 @@ fn authenticate(node: &LocalNode, signed: &SignedPeerRequest) -> Result<Authed, 
         }
     };
     let assignment = node.assignments.by_cid(&view, cid).map_err(local)?;
-    // a CONFIRMED takedown ends serving the blob and the DEK at once (the
-    // data itself goes after the retention, `local::purge`); images may be
-    // covers that live uploads share
+    // once this node's retention of a CONFIRMED takedown has ended, its
+    // blob and DEK are no longer served (nor held, `local::purge`); images
+    // may be covers that live uploads share
     if let Some(a) = assignment
         .as_ref()
         .filter(|a| *cid == a.dek_cid || *cid == a.content_cid)
     {
         if let Some(height) = crate::local::purge::confirmed_at(&view, a).map_err(local)? {
-            return Err(PeerError::TakenDown {
-                cid: hex::encode(&a.dek_cid),
-                height,
-            });
+            let now = view.commit_info().map_err(local)?.height.unwrap_or(0);
+            let retention = node.takedown_retention_blocks;
+            if crate::local::purge::past_retention(height, retention, now) {
+                return Err(PeerError::TakenDown {
+                    cid: hex::encode(&a.dek_cid),
+                    height,
+                });
+            }
         }
     }
     Ok(Authed {

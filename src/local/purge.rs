@@ -1,8 +1,8 @@
-//! Takedowns reach the disks. An upload under a CONFIRMED takedown is no
-//! longer wanted: the reconciler stops fetching its files and DEK, and
-//! peers refuse to serve its blob and DEK ([`crate::grpc::peer`]). Once the
-//! node's `takedown_retention_blocks` have passed since the confirmation, a
-//! full reconcile round records in `local/purged/{cid}` what it is about to
+//! Takedowns reach the disks. Consumers are refused at once (the access
+//! decision). During the node's `takedown_retention_blocks` the data is
+//! retained and replicated as before (a handover still completes). Once
+//! they have passed, the upload is no longer wanted, peers refuse its blob
+//! and DEK ([`crate::grpc::peer`]), and a full reconcile round records in `local/purged/{cid}` what it is about to
 //! delete, deletes the upload's content files (encrypted blob, and images
 //! no live upload shares), its wrapped DEK (then scrubbed from the store's
 //! files) and their sync entries, and marks the record done, for the
@@ -47,20 +47,38 @@ pub fn confirmed_at(view: &View<'_>, upload: &Assignment) -> anyhow::Result<Opti
         .map(|t| t.resolved_at))
 }
 
-/// Splits `assignments` into the uploads still wanted and those taken
-/// down, reading the takedowns from `view`.
+/// Splits `assignments` at committed `height` into the uploads still
+/// wanted (no takedown, or one whose `retention` has not ended: the data
+/// is retained, and replication and handovers go on) and every taken-down
+/// one, reading the takedowns from `view`.
 pub fn partition(
     view: &View<'_>,
     assignments: Vec<Assignment>,
+    (height, retention): (u64, u64),
 ) -> anyhow::Result<(Vec<Assignment>, Vec<TakenDown>)> {
     let (mut live, mut taken) = (Vec::new(), Vec::new());
     for a in assignments {
         match confirmed_at(view, &a)? {
-            Some(height) => taken.push(TakenDown { upload: a, height }),
+            Some(at) => {
+                if purge_height(at, retention) > height {
+                    live.push(a.clone());
+                }
+                taken.push(TakenDown {
+                    upload: a,
+                    height: at,
+                })
+            }
             None => live.push(a),
         }
     }
     Ok((live, taken))
+}
+
+/// Whether this node's retention of an upload taken down at
+/// `takedown_height` has ended at `height` (it no longer holds or serves
+/// the data).
+pub fn past_retention(takedown_height: u64, retention: u64, height: u64) -> bool {
+    purge_height(takedown_height, retention) <= height
 }
 
 /// The first height at which the data of a takedown confirmed at

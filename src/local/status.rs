@@ -106,11 +106,12 @@ pub fn status(node: &LocalNode) -> anyhow::Result<LocalStatusResponse> {
     let view = node.chain.view();
     let all = node.assignments.for_validator(&view, &node.me())?;
     let height = view.commit_info()?.height.unwrap_or(0);
-    let (live, taken) = purge::partition(&view, all)?;
+    let retention = node.takedown_retention_blocks;
+    let (live, taken) = purge::partition(&view, all, (height, retention))?;
     drop(view);
     let want = wanted(&node.me(), &live);
     let purged = node.local.all_purged()?;
-    let split = purge::split(&taken, height, node.takedown_retention_blocks);
+    let split = purge::split(&taken, height, retention);
     let taken_files: std::collections::BTreeSet<&Vec<u8>> = taken
         .iter()
         .flat_map(|t| t.upload.blobs().map(|(c, _)| c))

@@ -333,7 +333,7 @@ fn decide(
         return Ok((Some(height), Vec::new(), Some(s)));
     }
     let all = node.assignments.for_validator(&view, &node.me())?;
-    let (assignments, taken) = super::purge::partition(&view, all)?;
+    let (assignments, taken) = super::purge::partition(&view, all, (height, td.retention))?;
     drop(view);
     let want = wanted(&node.me(), &assignments);
     let local = read_local(node, &want.content, in_flight)?;

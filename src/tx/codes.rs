@@ -149,7 +149,8 @@ pub enum Code {
     /// The policy type (PROGRAMMABLE) is not evaluated yet.
     UnsupportedPolicyType = 116,
     /// A takedown of the cid is pending or confirmed (the access decision); the
-    /// peer service answers it for an upload under a CONFIRMED takedown.
+    /// peer service answers it for the blob or DEK of an upload under a
+    /// CONFIRMED takedown once its retention has ended.
     TakedownActive = 118,
     /// Only the uploader may publish the upload.
     NotUploader = 119,
