@@ -80,7 +80,8 @@ fn local(e: impl std::fmt::Display) -> PeerError {
 /// assignment of `cid_of(body)` in the same view.
 fn authenticate(node: &LocalNode, signed: &SignedPeerRequest) -> Result<Authed, PeerError> {
     let view = node.chain.view();
-    let chain_id = view.commit_info().map_err(local)?.chain_id;
+    let info = view.commit_info().map_err(local)?;
+    let chain_id = info.chain_id;
     let (req, requester) = check(signed, &chain_id, &node.me(), now_ms())?;
     let record = active_validator(&view, &requester)
         .map_err(local)?
@@ -112,7 +113,7 @@ fn authenticate(node: &LocalNode, signed: &SignedPeerRequest) -> Result<Authed, 
         .filter(|a| *cid == a.dek_cid || *cid == a.content_cid)
     {
         if let Some(height) = crate::local::purge::confirmed_at(&view, a).map_err(local)? {
-            let now = view.commit_info().map_err(local)?.height.unwrap_or(0);
+            let now = info.height.unwrap_or(0);
             let retention = node.takedown_retention_blocks;
             if crate::local::purge::past_retention(height, retention, now) {
                 return Err(PeerError::TakenDown {
