@@ -387,10 +387,7 @@ async fn download(mib: u64, per_ip_mib: u32) {
     }
     let limit = cfg.per_ip_bytes_per_sec;
     let (url, _) = serve(&b.node, cfg).await;
-    let peers = [Peer {
-        key: me,
-        endpoint: url,
-    }];
+    let peers = [Peer::unrotated(me, url)];
     let out = b._dir.path().join("out.flac");
     for pass in 1..=3 {
         let t = Instant::now();

@@ -24,6 +24,7 @@ fn run(s: &mut MemState, action: Action) {
         height: 1,
         time_ns: 0,
         signer: OWNER,
+        signing_key: OWNER,
         tx_id: [0; 32],
         chain_id: "bench".into(),
         signature: [0; 64],

@@ -31,6 +31,16 @@ impl Home {
     pub fn x25519_key(&self) -> PathBuf {
         self.config_dir().join("x25519_key.json")
     }
+    /// The new operator key while `stave tx validator rotate-operator-key`
+    /// waits for its commit.
+    pub fn operator_next_key(&self) -> PathBuf {
+        self.config_dir().join("operator_key.next.json")
+    }
+    /// The operator key the last rotation retired (it signs nothing any
+    /// more; delete it once the node runs on the new key).
+    pub fn operator_retired_key(&self) -> PathBuf {
+        self.config_dir().join("operator_key.retired.json")
+    }
     /// The next X25519 key while a rotation is under way
     /// ([`crate::local::keyring`]).
     pub fn x25519_next_key(&self) -> PathBuf {

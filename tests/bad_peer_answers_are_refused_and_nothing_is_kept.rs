@@ -285,8 +285,13 @@ async fn a_has_content_answer_signed_by_another_key_is_refused() {
         operator: op_key(0),
         address: liar.address,
     };
-    let r =
-        stave::local::peer_client::has_content(&node.operator, &chain_id, &t, &u.content_cid).await;
+    let r = stave::local::peer_client::has_content(
+        &node.operator,
+        &chain_id,
+        (&t, &t.operator),
+        &u.content_cid,
+    )
+    .await;
     let e = r.expect_err("a forged answer");
     assert!(e.to_string().contains("signature does not verify"), "{e}");
 }

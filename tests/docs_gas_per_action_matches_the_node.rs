@@ -8,7 +8,9 @@
 mod inproc;
 
 use inproc::casbin::{add_model, add_rule, model_id, pubhex, remove_rule, RBAC};
-use inproc::governance::{admit, apply, endpoints, leave, rotation, x25519_rotation};
+use inproc::governance::{
+    admit, apply, endpoints, leave, operator_rotation, pubkey, rotation, x25519_rotation,
+};
 use inproc::governance_content::*;
 use inproc::kv::{create, delete, kvdb, live, update};
 use inproc::rights::*;
@@ -343,6 +345,13 @@ async fn validator_rows(d: &mut Doc) {
         x25519_rotation(41),
         "RotateX25519Key",
         "a validator to a new X25519 key",
+    )
+    .await;
+    d.row(
+        VALIDATORS[2],
+        operator_rotation(pubkey(VALIDATORS[2]), 42, 42),
+        "RotateOperatorKey",
+        "a validator hands signing to a new operator key",
     )
     .await;
     let moved = endpoints("127.0.0.1:27001", "node204.example:9090");

@@ -263,10 +263,7 @@ async fn refusals(
         .iter()
         .position(|k| !upload.dek_holder_set.iter().any(|h| h.as_slice() == k))
         .expect("one validator holds no DEK");
-    let at = |i: usize| Peer {
-        key: ops[i],
-        endpoint: net.grpc_url(i),
-    };
+    let at = |i: usize| Peer::unrotated(ops[i], net.grpc_url(i));
     let code = |r: Result<cc::Key, tonic::Status>| match r {
         Ok(_) => net.fail("delivered where it must refuse"),
         Err(s) => (stave::access::code_of(&s), s.message().to_string()),

@@ -55,10 +55,7 @@ async fn upload(
 }
 
 fn node_peer(net: &Localnet, i: usize) -> Peer {
-    Peer {
-        key: operator(net, i).verifying_key().to_bytes(),
-        endpoint: net.grpc_url(i),
-    }
+    Peer::unrotated(operator(net, i).verifying_key().to_bytes(), net.grpc_url(i))
 }
 
 fn blob_path(net: &Localnet, i: usize, cid: &[u8]) -> std::path::PathBuf {

@@ -57,10 +57,10 @@ async fn upload(
 /// its commitment over the encrypted cid is the one on chain. Waits while
 /// node 2 is still fetching the DEK from its peers.
 async fn opens_at_node2(net: &Localnet, fan: &Consumer, u: &pb::Upload) {
-    let holder = Peer {
-        key: operator(net, NODE).verifying_key().to_bytes(),
-        endpoint: net.grpc_url(NODE),
-    };
+    let holder = Peer::unrotated(
+        operator(net, NODE).verifying_key().to_bytes(),
+        net.grpc_url(NODE),
+    );
     let what = format!("node2 to deliver the DEK of {}", hex::encode(&u.flac_cid));
     let key = net
         .wait_for(&what, WAIT, || async {

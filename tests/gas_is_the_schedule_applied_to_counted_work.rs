@@ -145,6 +145,7 @@ fn execution(node: &Node, height: u64, seed: u8, raw: &[u8], params: &Params) ->
         height,
         time_ns,
         signer: key(seed).verifying_key().to_bytes(),
+        signing_key: key(seed).verifying_key().to_bytes(),
         tx_id: tx.id,
         chain_id: CHAIN.into(),
         signature: tx.signature,

@@ -195,6 +195,12 @@ impl Access {
             must_name_me,
         };
         let req = Request::verify(signed, &check)?;
+        // a key a rotation retired signs for no one any more
+        if crate::keyspaces::validators::signing::refuse_retired(view, &req.consumer).is_err() {
+            return Err(AccessError::Signature {
+                consumer: format!("{} (a retired operator key)", hex::encode(req.consumer)),
+            });
+        }
         let upload = match view.upload(&req.cid)? {
             Some(u) => u,
             None => view.upload_by_content(&req.cid)?.ok_or_else(|| {

@@ -4,7 +4,8 @@
 //!
 //! Sign bytes: `"stave/access-receipt/v1"`, then every field in proto
 //! order (strings and byte strings length-prefixed, numbers 8 bytes
-//! big-endian), signed by the validator's operator key (ZIP-215 to verify).
+//! big-endian), signed by the key that signs for the validator (its
+//! operator key unless rotated; ZIP-215 to verify).
 
 use ed25519_dalek::{Signer, SigningKey};
 use sha2::{Digest, Sha256};
@@ -47,16 +48,21 @@ pub fn sign(operator: &SigningKey, r: &pb::AccessReceipt) -> Vec<u8> {
     operator.sign(&sign_bytes(r)).to_bytes().to_vec()
 }
 
-/// Whether `signature` is the receipt's validator's over it, and the
-/// receipt binds the wrapped key `(ephemeral, wrapped)`.
-pub fn verify(r: &pb::AccessReceipt, signature: &[u8], ephemeral: &[u8], wrapped: &[u8]) -> bool {
-    let (Ok(key), Ok(sig)) = (
-        <[u8; 32]>::try_from(r.validator.as_slice()),
-        <[u8; 64]>::try_from(signature),
-    ) else {
+/// Whether `signature` is `signer`'s over the receipt, and the receipt
+/// binds the wrapped key `(ephemeral, wrapped)`. `signer` is the key that
+/// signs for the receipt's validator, from chain state: its operator key
+/// unless a `RotateOperatorKey` handed signing to another.
+pub fn verify(
+    signer: &[u8; 32],
+    r: &pb::AccessReceipt,
+    signature: &[u8],
+    ephemeral: &[u8],
+    wrapped: &[u8],
+) -> bool {
+    let Ok(sig) = <[u8; 64]>::try_from(signature) else {
         return false;
     };
-    let Ok((_, vk)) = crate::tx::parse_identity_key(&key) else {
+    let Ok((_, vk)) = crate::tx::parse_identity_key(signer) else {
         return false;
     };
     vk.verify(&ed25519_consensus::Signature::from(sig), &sign_bytes(r))
@@ -87,18 +93,32 @@ mod tests {
             use_type: 4,
         };
         let sig = sign(&op, &r);
-        assert!(verify(&r, &sig, &[5; 32], &[6; 48]));
-        assert!(!verify(&r, &sig, &[5; 32], &[7; 48]), "another wrapped key");
+        let k = op.verifying_key().to_bytes();
+        assert!(verify(&k, &r, &sig, &[5; 32], &[6; 48]));
+        assert!(
+            !verify(&k, &r, &sig, &[5; 32], &[7; 48]),
+            "another wrapped key"
+        );
         let mut other = r.clone();
         other.height += 1;
-        assert!(!verify(&other, &sig, &[5; 32], &[6; 48]), "a changed field");
+        assert!(
+            !verify(&k, &other, &sig, &[5; 32], &[6; 48]),
+            "a changed field"
+        );
         let mut other = r.clone();
         other.use_type = 1;
-        assert!(!verify(&other, &sig, &[5; 32], &[6; 48]), "another use");
+        assert!(!verify(&k, &other, &sig, &[5; 32], &[6; 48]), "another use");
         let mut other = r.clone();
         other.validator = vec![8; 32];
-        assert!(!verify(&other, &sig, &[5; 32], &[6; 48]), "another signer");
-        assert!(!verify(&r, &sig[..63], &[5; 32], &[6; 48]));
+        assert!(
+            !verify(&k, &other, &sig, &[5; 32], &[6; 48]),
+            "another validator"
+        );
+        assert!(
+            !verify(&[8; 32], &r, &sig, &[5; 32], &[6; 48]),
+            "another signer"
+        );
+        assert!(!verify(&k, &r, &sig[..63], &[5; 32], &[6; 48]));
     }
 
     /// The identity point as the validator with (R = identity, s = 0)
@@ -118,6 +138,6 @@ mod tests {
         assert!(lax
             .verify(&ed25519_consensus::Signature::from(forged), &sign_bytes(&r))
             .is_ok());
-        assert!(!verify(&r, &forged, &[5; 32], &[6; 48]));
+        assert!(!verify(&identity, &r, &forged, &[5; 32], &[6; 48]));
     }
 }

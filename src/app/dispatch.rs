@@ -21,6 +21,7 @@ pub fn dispatch<S: StateWrite>(
         Action::ScheduleUpgrade(a) => a.execute(state, ctx),
         Action::RotateConsensusKey(a) => a.execute(state, ctx),
         Action::RotateX25519Key(a) => a.execute(state, ctx),
+        Action::RotateOperatorKey(a) => a.execute(state, ctx),
         Action::ValidatorTakedownRequest(a) => a.execute(state, ctx),
         Action::ApplyGroup(a) => a.execute(state, ctx),
         Action::VoteGroup(a) => a.execute(state, ctx),

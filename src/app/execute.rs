@@ -11,6 +11,7 @@ use crate::gas::{work, GasMeter, Metered, Work};
 use crate::keyspaces::accounts::storage::{is_sponsored, new_account, ACCOUNT_RECORD_BYTES};
 use crate::keyspaces::accounts::{pow, Account, AccountsRead, AccountsWrite};
 use crate::keyspaces::params::Params;
+use crate::keyspaces::validators::{Acting, ValidatorSigningRead};
 use crate::keyspaces::TxContext;
 use crate::store::{Overlay, StateRead, StoreError};
 use crate::tx::{DecodedTx, TxError};
@@ -40,6 +41,7 @@ pub struct BlockMemo {
     /// Unsponsored bytes the block may still take.
     pub unsponsored_room: Cell<u64>,
     sponsored: RefCell<BTreeMap<[u8; 32], bool>>,
+    acting: RefCell<BTreeMap<[u8; 32], Acting>>,
 }
 
 impl BlockMemo {
@@ -48,6 +50,7 @@ impl BlockMemo {
         BlockMemo {
             unsponsored_room: Cell::new(params.storage.unsponsored_block_bytes),
             sponsored: RefCell::new(BTreeMap::new()),
+            acting: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -65,6 +68,45 @@ impl BlockMemo {
         let sponsored = is_sponsored(base, signer, account.as_ref())?;
         self.sponsored.borrow_mut().insert(*signer, sponsored);
         Ok(sponsored)
+    }
+
+    /// Whom the signing `key` acts as in `base`, the block's base state: a
+    /// rotation takes effect in the next block, so every phase resolves a
+    /// signer alike, including ProcessProposal, which runs no actions.
+    pub(super) fn acting<S: StateRead + ?Sized>(
+        &self,
+        base: &S,
+        key: &[u8; 32],
+    ) -> Result<Acting, StoreError> {
+        if let Some(known) = self.acting.borrow().get(key) {
+            return Ok(*known);
+        }
+        let acting = base.acting(key)?;
+        self.acting.borrow_mut().insert(*key, acting);
+        Ok(acting)
+    }
+
+    /// The name `key`'s txs act under, or `OperatorKeyRetired`.
+    pub(super) fn signer_name<S: StateRead + ?Sized>(
+        &self,
+        base: &S,
+        key: &[u8; 32],
+    ) -> Result<[u8; 32], TxError> {
+        retired_refused(key, self.acting(base, key)?)
+    }
+}
+
+/// The name a signing `key` acting as `acting` acts under.
+///
+/// # Errors
+/// `OperatorKeyRetired` for a key a rotation retired.
+pub fn retired_refused(key: &[u8; 32], acting: Acting) -> Result<[u8; 32], TxError> {
+    match acting {
+        Acting::Retired(op) => Err(TxError::OperatorKeyRetired {
+            signer: hex::encode(key),
+            operator: hex::encode(op),
+        }),
+        other => Ok(other.name(key)),
     }
 }
 
@@ -117,18 +159,18 @@ fn execute<S: StateRead>(
         Ok(tx) => tx,
         Err(e) => return Ok(TxOutcome::err(None, e)),
     };
-    let (unsponsored, account) = match authenticate(block, env, tx, sig_ok) {
+    let (unsponsored, account, name) = match authenticate(block, env, tx, sig_ok) {
         Ok(found) => found,
         Err(TxError::Store(fault)) => return Err(fault),
         Err(other) => {
             return Ok(TxOutcome::err(Some(tx.id), &other).with_gas(tx.gas_limit, 0));
         }
     };
-    consume_nonce(block, env, &tx.signer, account, unsponsored);
+    consume_nonce(block, env, &name, account, unsponsored);
     if actions == Actions::Skip {
         return Ok(TxOutcome::ok(tx.id, Vec::new()).with_gas(tx.gas_limit, tx.intrinsic_gas));
     }
-    run_metered(block, env, tx, tx.gas_limit, unsponsored)
+    run_metered(block, env, (tx, name), tx.gas_limit, unsponsored)
 }
 
 /// The nonce step of an authenticated tx (BRIEF §4), which is not metered:
@@ -156,7 +198,8 @@ pub(super) fn consume_nonce<S: StateRead>(
     block.put_account(signer, &account);
 }
 
-/// Runs `tx`'s actions in a metered tx overlay with `limit` gas, the
+/// Runs `tx`'s actions, acting as `name` (its signer, or the validator a
+/// rotated operator key signs for), in a metered tx overlay with `limit` gas, the
 /// intrinsic gas charged first, and merges the overlay into `block` only if
 /// every action succeeds within the limit and what it writes fits the
 /// block's unsponsored budget (all of it when the signer is `unsponsored`,
@@ -164,7 +207,7 @@ pub(super) fn consume_nonce<S: StateRead>(
 pub(super) fn run_metered<S: StateRead>(
     block: &mut Overlay<S>,
     env: &BlockEnv<'_>,
-    tx: &DecodedTx,
+    (tx, name): (&DecodedTx, [u8; 32]),
     limit: u64,
     unsponsored: bool,
 ) -> Result<TxOutcome, StoreError> {
@@ -172,7 +215,8 @@ pub(super) fn run_metered<S: StateRead>(
     let mut ctx = TxContext {
         height: env.height,
         time_ns: env.time_ns,
-        signer: tx.signer,
+        signer: name,
+        signing_key: tx.signer,
         tx_id: tx.id,
         chain_id: env.chain_id.to_string(),
         signature: tx.signature,
@@ -188,6 +232,15 @@ pub(super) fn run_metered<S: StateRead>(
             break;
         }
         ctx.action_index = i as u32;
+        // a retired operator key signs nothing (read unmetered, from the
+        // block's base state as authentication reads it)
+        if let Some(key) = action.embedded_signer() {
+            let acting = env.memo.acting(block.base(), &key)?;
+            if let Err(e) = retired_refused(&key, acting) {
+                result = Err(e);
+                break;
+            }
+        }
         let (r, crypto) = work::measure(|| dispatch(action, &mut overlay, &mut ctx));
         let charged = overlay.charge_gas(Work::Crypto(crypto));
         result = r.and(charged.map_err(TxError::from));
@@ -239,10 +292,12 @@ fn take_unsponsored(env: &BlockEnv<'_>, bytes: u64) -> Result<(), TxError> {
     Ok(())
 }
 
-/// Chain id, signature and nonce against the block state and, for a signer
+/// Chain id, signature, the name the signer acts under (itself, or the
+/// validator a rotated operator key signs for; a retired key is refused)
+/// and that name's nonce against the block state and, for a name
 /// unsponsored at the start of the block, proof of work and room in the
-/// block for a new account's record; returns whether the signer is
-/// unsponsored, and its account as the block holds it. Sponsorship is read
+/// block for a new account's record; returns whether the name is
+/// unsponsored, its account as the block holds it, and the name. Sponsorship is read
 /// from the block's base (committed) state, so every phase (CheckTx, the
 /// proposals' dry run, FinalizeBlock) decides it alike: a sponsorship or
 /// validator change takes effect in the next block. A tx failing here
@@ -252,7 +307,7 @@ pub fn authenticate<S: StateRead>(
     env: &BlockEnv<'_>,
     tx: &DecodedTx,
     sig_ok: bool,
-) -> Result<(bool, Option<Account>), TxError> {
+) -> Result<(bool, Option<Account>, [u8; 32]), TxError> {
     let state = block;
     tx.check_chain(env.chain_id)?;
     if !sig_ok {
@@ -260,18 +315,19 @@ pub fn authenticate<S: StateRead>(
             signer: tx.signer_hex(),
         });
     }
-    let account = state.account(&tx.signer)?;
+    let name = env.memo.signer_name(block.base(), &tx.signer)?;
+    let account = state.account(&name)?;
     let expected = account.as_ref().map_or(0, |a| a.nonce);
     if tx.nonce != expected {
         return Err(TxError::Nonce {
-            signer: tx.signer_hex(),
+            signer: hex::encode(name),
             expected,
             got: tx.nonce,
         });
     }
-    let sponsored = env.memo.sponsored(block.base(), &tx.signer)?;
+    let sponsored = env.memo.sponsored(block.base(), &name)?;
     if !check_work(&env.params.storage, tx, sponsored)? {
-        return Ok((false, account));
+        return Ok((false, account, name));
     }
     let room = env.memo.unsponsored_room.get();
     if account.is_none() && room < ACCOUNT_RECORD_BYTES {
@@ -281,7 +337,7 @@ pub fn authenticate<S: StateRead>(
             block: env.params.storage.unsponsored_block_bytes,
         });
     }
-    Ok((true, account))
+    Ok((true, account, name))
 }
 
 /// For a signer not `sponsored` (see [`is_sponsored`]), checks the

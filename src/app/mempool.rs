@@ -14,6 +14,7 @@ use super::sigcache::SigCache;
 use crate::keyspaces::accounts::storage::is_sponsored;
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::Params;
+use crate::keyspaces::validators::{Acting, ValidatorSigningRead};
 use crate::store::{ChainStore, StoreError};
 use crate::tx::{DecodedTx, TxError};
 
@@ -72,6 +73,9 @@ struct Signer {
     next: u64,
     /// Its txs this node admitted since the last Commit.
     pending: u32,
+    /// Whom it acts as in the committed state: its own account, or the
+    /// validator a rotated operator key signs for (whose nonce it takes).
+    acting: Acting,
 }
 
 /// Signers remembered between two Commits at most, unless they have an
@@ -228,6 +232,7 @@ impl Mempool {
     /// its signature is verified and outside the ordered admit step.
     fn check_work(&self, tx: &DecodedTx, params: &Params) -> Result<(), TxError> {
         let (signer, _) = self.signer(&tx.signer)?;
+        super::execute::retired_refused(&tx.signer, signer.acting)?;
         super::execute::check_work(&params.storage, tx, signer.sponsored)?;
         Ok(())
     }
@@ -244,11 +249,14 @@ impl Mempool {
             v.generation
         };
         let committed = self.store.committed();
-        let account = committed.account(key)?;
+        let acting = committed.acting(key)?;
+        let name = acting.name(key);
+        let account = committed.account(&name)?;
         let read = Signer {
-            sponsored: is_sponsored(&committed, key, account.as_ref())?,
+            sponsored: is_sponsored(&committed, &name, account.as_ref())?,
             next: account.map_or(0, |a| a.nonce),
             pending: 0,
+            acting,
         };
         let mut v = self.view.lock();
         if v.generation == generation && v.signers.len() < MAX_SIGNERS_READ {
@@ -321,6 +329,8 @@ impl Mempool {
 
     /// Admits `tx` on `known`, its signer's entry, under the view's lock.
     fn admit_at(&self, v: &mut View, tx: &DecodedTx, known: Signer) -> Result<(), TxError> {
+        // again here: a Commit since the decode may have retired the key
+        super::execute::retired_refused(&tx.signer, known.acting)?;
         if tx.nonce != known.next {
             return Err(TxError::Nonce {
                 signer: tx.signer_hex(),

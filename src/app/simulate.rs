@@ -9,7 +9,7 @@ use super::{AppError, TxOutcome};
 use crate::keyspaces::accounts::AccountsRead;
 use crate::keyspaces::params::ParamsRead;
 use crate::store::{ChainStore, Overlay};
-use crate::tx::UnverifiedTx;
+use crate::tx::{TxError, UnverifiedTx};
 
 /// What a simulation found.
 #[derive(Debug, Clone)]
@@ -57,11 +57,16 @@ pub fn simulate(store: &ChainStore, raw: &[u8]) -> Result<Simulation, AppError> 
     };
     let mut scratch = Overlay::new(&view);
     // As in a block: the actions run after the nonce step, and see its account.
-    let unsponsored = !memo.sponsored(scratch.base(), &tx.signer)?;
-    let account = scratch.account(&tx.signer)?;
-    consume_nonce(&mut scratch, &env, &tx.signer, account, unsponsored);
+    let name = match memo.signer_name(scratch.base(), &tx.signer) {
+        Ok(name) => name,
+        Err(TxError::Store(fault)) => return Err(fault.into()),
+        Err(e) => return Ok(sim(TxOutcome::err(Some(tx.id), &e), tx.intrinsic_gas)),
+    };
+    let unsponsored = !memo.sponsored(scratch.base(), &name)?;
+    let account = scratch.account(&name)?;
+    consume_nonce(&mut scratch, &env, &name, account, unsponsored);
     let outcome = crate::keyspaces::casbin::cache::as_query(|| {
-        run_metered(&mut scratch, &env, &tx, max_block_gas, unsponsored)
+        run_metered(&mut scratch, &env, (&tx, name), max_block_gas, unsponsored)
     })?;
     Ok(sim(outcome, tx.intrinsic_gas))
 }

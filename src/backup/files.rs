@@ -103,6 +103,7 @@ fn write_backup(
 ) -> Result<Manifest, BackupError> {
     crate::local::private_dir(out).map_err(|e| io(out.display(), e))?;
     let mut files = Vec::new();
+    let mut operator = None;
     for rel in CONFIG {
         let src = home.root.join(rel);
         // absent, or renamed away meanwhile (a rotation finishing)
@@ -111,6 +112,11 @@ fn write_backup(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(io(src.display(), e)),
         };
+        if src == home.operator_key() {
+            // the manifest names the key the backup holds, even if a
+            // rotation swaps the files after this read
+            operator = Some(operator_pubkey_of(&src, &bytes)?);
+        }
         files.push(put(out, rel, &bytes)?);
     }
     let kek_sealed = seal_kek(home, out, o, &mut files)?;
@@ -121,7 +127,10 @@ fn write_backup(
         format: FORMAT.into(),
         chain_id,
         height,
-        operator: operator_pubkey(&home.operator_key())?,
+        operator: match operator {
+            Some(op) => op,
+            None => operator_pubkey(&home.operator_key())?,
+        },
         created: tendermint::Time::now().to_rfc3339(),
         files,
         local: o.local,
@@ -237,9 +246,14 @@ fn hash_file(path: &Path) -> Result<String, BackupError> {
 }
 
 fn operator_pubkey(path: &Path) -> Result<String, BackupError> {
-    let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|e| io(path.display(), e))?);
+    let bytes = Zeroizing::new(std::fs::read(path).map_err(|e| io(path.display(), e))?);
+    operator_pubkey_of(path, &bytes)
+}
+
+/// The public key of the key file `bytes` read from `path`.
+fn operator_pubkey_of(path: &Path, bytes: &[u8]) -> Result<String, BackupError> {
     let kf: crate::keyfile::KeyFile =
-        serde_json::from_str(&text).map_err(|e| io(path.display(), e))?;
+        serde_json::from_slice(bytes).map_err(|e| io(path.display(), e))?;
     Ok(kf.public_key)
 }
 

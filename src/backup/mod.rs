@@ -27,9 +27,12 @@ use zeroize::Zeroizing;
 pub const FORMAT: &str = "stave-backup/1";
 
 /// The config files a backup carries (relative to the home), if present;
-/// the first two must be.
-pub const CONFIG: [&str; 5] = [
+/// those in [`REQUIRED`] must be.
+pub const CONFIG: [&str; 6] = [
     "config/stave.toml",
+    // as for the X25519 key below: an operator-key rotation finishing
+    // between the reads leaves the new key in the backup
+    "config/operator_key.next.json",
     "config/operator_key.json",
     // the next key before the current one: a rotation that finishes
     // between the two reads leaves the new key in both, never in neither
@@ -37,6 +40,8 @@ pub const CONFIG: [&str; 5] = [
     "config/x25519_key.json",
     "config/genesis-fragment.json",
 ];
+/// The config files every backup holds.
+pub const REQUIRED: [&str; 2] = ["config/stave.toml", "config/operator_key.json"];
 /// The sealed KEK, at the backup's root.
 pub const SEALED_KEK: &str = "kek.sealed.json";
 
@@ -241,7 +246,7 @@ pub fn check(m: &Manifest, chain_id: &str) -> Result<(), BackupError> {
         }
     }
     let has = |p: &str| seen.contains(p);
-    for required in &CONFIG[..2] {
+    for required in &REQUIRED {
         if !has(required) {
             return Err(BackupError::Missing((*required).into()));
         }

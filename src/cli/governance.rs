@@ -111,6 +111,18 @@ pub enum ValidatorTx {
         #[command(flatten)]
         opts: OperatorOpts,
     },
+    /// Hand this validator's signing to a new operator key
+    /// (RotateOperatorKey), written to HOME/config/operator_key.next.json
+    /// (kept if there from an earlier try). Once the tx commits, the old key
+    /// file becomes operator_key.retired.json and the new one
+    /// operator_key.json: restart the node then, since the key it runs with
+    /// is refused from the next block. The validator keeps its name. Run
+    /// again after an interrupted try: a rotation that committed meanwhile
+    /// only has its key files swapped.
+    RotateOperatorKey {
+        #[command(flatten)]
+        opts: OperatorOpts,
+    },
     /// Vote for the coordinated upgrade NAME (ScheduleUpgrade): at --height
     /// every node runs migration NAME, or stops until it runs a binary that
     /// knows it. The first vote proposes; every vote names the same plan.
@@ -211,6 +223,7 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
             opts,
         } => (rotate_action(&opts, &new_comet_home).await?, opts),
         ValidatorTx::RotateX25519Key { opts } => (next_x25519_action(&opts)?, opts),
+        ValidatorTx::RotateOperatorKey { opts } => return rotate_operator_key(&opts, out).await,
         ValidatorTx::Upgrade {
             name,
             height,
@@ -238,17 +251,103 @@ pub async fn run_tx(cmd: ValidatorTx, out: Output) -> anyhow::Result<()> {
     submit_as(&key, vec![action], &tx_opts(&opts), out).await
 }
 
-/// `RotateConsensusKey` to the key of `new_comet_home`, with its proof of
-/// possession over the node's chain id and this home's operator key.
-async fn rotate_action(opts: &OperatorOpts, new_comet_home: &Path) -> anyhow::Result<Action> {
+/// Whom `key` signs for, as the node says: `(name, retired)`.
+async fn acting_of(node: &str, key: &[u8; 32]) -> anyhow::Result<([u8; 32], bool)> {
+    let a = StaveClient::connect(node)
+        .await?
+        .query
+        .account(crate::proto::query::AccountRequest {
+            pubkey: key.to_vec(),
+            ..Default::default()
+        })
+        .await?
+        .into_inner();
+    let name = <[u8; 32]>::try_from(a.acts_as.as_slice()).unwrap_or(*key);
+    Ok((name, a.retired))
+}
+
+/// The home's operator key and the validator it signs for: the key
+/// itself, or the name a `RotateOperatorKey` gave it, as the node says.
+async fn home_operator(opts: &OperatorOpts) -> anyhow::Result<(SigningKey, [u8; 32])> {
     let home = Home::new(opts.home.clone());
     let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
+    let key = operator.verifying_key().to_bytes();
+    let (name, retired) = acting_of(&opts.node, &key).await?;
+    anyhow::ensure!(
+        !retired,
+        "the home's operator key {} was rotated away; install the key that replaced it",
+        hex::encode(key)
+    );
+    Ok((operator, name))
+}
+
+/// `stave tx validator rotate-operator-key`: the new key (created, or kept
+/// from an earlier try) proves possession over the chain id and the
+/// validator's name; the tx is signed by the current key and, once
+/// committed, the home's key files are swapped.
+async fn rotate_operator_key(opts: &OperatorOpts, out: Output) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !opts.no_wait,
+        "--no-wait: the key files are swapped only once the rotation commits"
+    );
+    let home = Home::new(opts.home.clone());
+    let next_path = home.operator_next_key();
+    if next_path.exists() {
+        // an earlier try's rotation may have committed unseen, or the key
+        // files' swap been cut short: then only the swap is left to do
+        let next = crate::keyfile::load_ed25519(&next_path)?;
+        let key = next.verifying_key().to_bytes();
+        if acting_of(&opts.node, &key).await?.0 != key {
+            eprintln!(
+                "the rotation to {} committed earlier: installing its key",
+                hex::encode(key)
+            );
+            return install_next_operator_key(&home);
+        }
+    }
+    let (current, name) = home_operator(opts).await?;
+    let next = match next_path.exists() {
+        true => crate::keyfile::load_ed25519(&next_path)?,
+        false => crate::keyfile::create_ed25519(&next_path)?,
+    };
+    let new_key = next.verifying_key().to_bytes();
+    let chain_id = chain_id_of(&opts.node).await?;
+    let m =
+        crate::keyspaces::validators::signing::operator_key_pop_message(&chain_id, &name, &new_key);
+    let action = Action::RotateOperatorKey(crate::keyspaces::validators::RotateOperatorKey {
+        operator_key: new_key,
+        operator_key_signature: next.sign(&m).to_bytes(),
+    });
+    submit_as(&current, vec![action], &tx_opts(opts), out).await?;
+    install_next_operator_key(&home)
+}
+
+/// Keeps the retired key as `operator_key.retired.json` and moves the new
+/// one into place, each by rename, then syncs the directory.
+fn install_next_operator_key(home: &Home) -> anyhow::Result<()> {
+    let (live, next) = (home.operator_key(), home.operator_next_key());
+    // absent when an earlier swap stopped between the two renames
+    if live.exists() {
+        std::fs::rename(&live, home.operator_retired_key())
+            .with_context(|| format!("keeping the retired key {}", live.display()))?;
+    }
+    std::fs::rename(&next, &live)
+        .with_context(|| format!("installing {} as {}", next.display(), live.display()))?;
+    crate::keyfile::sync_dir(&live)?;
+    eprintln!(
+        "operator key rotated: {} now holds the new key; restart the node to sign with it",
+        live.display()
+    );
+    Ok(())
+}
+
+/// `RotateConsensusKey` to the key of `new_comet_home`, with its proof of
+/// possession over the node's chain id and this validator's name.
+async fn rotate_action(opts: &OperatorOpts, new_comet_home: &Path) -> anyhow::Result<Action> {
+    let (_, name) = home_operator(opts).await?;
     let consensus = comet_consensus_key(new_comet_home)?;
     let chain_id = chain_id_of(&opts.node).await?;
-    let pop = consensus.sign(&pop_message(
-        &chain_id,
-        &operator.verifying_key().to_bytes(),
-    ));
+    let pop = consensus.sign(&pop_message(&chain_id, &name));
     Ok(Action::RotateConsensusKey(RotateConsensusKey {
         consensus_key: consensus.verifying_key().to_bytes(),
         consensus_key_signature: pop.to_bytes(),
@@ -286,14 +385,11 @@ async fn apply_action(
     client_endpoint: String,
 ) -> anyhow::Result<Action> {
     let home = Home::new(opts.home.clone());
-    let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
+    let (_, name) = home_operator(opts).await?;
     let x25519 = crate::keyfile::load_x25519(&home.x25519_key())?;
     let consensus = comet_consensus_key(comet_home)?;
     let chain_id = chain_id_of(&opts.node).await?;
-    let pop = consensus.sign(&pop_message(
-        &chain_id,
-        &operator.verifying_key().to_bytes(),
-    ));
+    let pop = consensus.sign(&pop_message(&chain_id, &name));
     Ok(Action::ApplyValidator(ApplyValidator {
         consensus_key: consensus.verifying_key().to_bytes(),
         consensus_key_signature: pop.to_bytes(),
@@ -319,9 +415,7 @@ async fn endpoints_action(
     let (address, client_endpoint) = match (address, client_endpoint) {
         (Some(a), Some(c)) => (a, c),
         (a, c) => {
-            let home = Home::new(opts.home.clone());
-            let operator = crate::keyfile::load_ed25519(&home.operator_key())?;
-            let op = operator.verifying_key().to_bytes();
+            let (_, op) = home_operator(opts).await?;
             let mut client = StaveClient::connect(&opts.node).await?;
             let r = client
                 .governance
@@ -376,11 +470,14 @@ pub enum GovernanceQuery {
 
 fn view_json(v: &pb::ValidatorView) -> Value {
     let r = v.record.clone().unwrap_or_default();
-    let k = r.validator.unwrap_or_default();
+    let k = r.validator.clone().unwrap_or_default();
+    let op = <[u8; 32]>::try_from(k.operator_key.as_slice()).unwrap_or_default();
+    let signing = crate::keyspaces::validators::signing::signing_key(&op, &r);
     let g = r.governance.unwrap_or_default();
     let e = g.election.unwrap_or_default();
     json!({
-        "operator_key": hex::encode(k.operator_key),
+        "operator_key": hex::encode(&k.operator_key),
+        "signing_key": hex::encode(signing),
         "consensus_key": hex::encode(k.consensus_key),
         "retiring_consensus_key": hex::encode(&g.retiring_consensus_key),
         "x25519_key": hex::encode(&k.x25519_key),

@@ -228,6 +228,13 @@ pub async fn run(cmd: QueryCmd, out: Output) -> anyhow::Result<()> {
             let mut shown = json!({"pubkey": hex::encode(pubkey), "found": a.found, "nonce": a.nonce,
                 "created_height": a.created_height, "created_at": a.created_at, "stored_bytes": a.stored_bytes,
                 "quota": a.quota, "height": a.height});
+            if !a.acts_as.is_empty() {
+                // a rotated operator key: the account is its validator's
+                shown["acts_as"] = json!(hex::encode(&a.acts_as));
+            }
+            if a.retired || !a.acts_as.is_empty() {
+                shown["retired"] = json!(a.retired);
+            }
             // next_nonce counts the node's mempool: never proven.
             let key = if ok.is_some() {
                 "unverified"

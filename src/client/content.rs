@@ -93,9 +93,24 @@ impl Consumer {
 /// A validator and where its public API is, from chain state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Peer {
+    /// Its name: the operator key its record is stored under.
     pub key: [u8; 32],
     /// `http://host:port`, or empty when it publishes none.
     pub endpoint: String,
+    /// The key that signs its receipts: `key` unless a `RotateOperatorKey`
+    /// handed signing to another.
+    pub signer: [u8; 32],
+}
+
+impl Peer {
+    /// A validator whose operator key was never rotated.
+    pub fn unrotated(key: [u8; 32], endpoint: String) -> Self {
+        Peer {
+            key,
+            endpoint,
+            signer: key,
+        }
+    }
 }
 
 /// The chain id the node `c` serves.
@@ -137,10 +152,10 @@ pub async fn peers(c: &mut StaveClient, keys: &[Vec<u8>]) -> anyhow::Result<Vec<
             })
             .await?
             .into_inner();
-        let endpoint = v
+        let record = v.validator.and_then(|v| v.record).unwrap_or_default();
+        let signer = crate::keyspaces::validators::signing::signing_key(&key, &record);
+        let endpoint = record
             .validator
-            .and_then(|v| v.record)
-            .and_then(|r| r.validator)
             .map(|g| g.client_endpoint)
             .unwrap_or_default();
         let endpoint = match endpoint.as_str() {
@@ -148,7 +163,11 @@ pub async fn peers(c: &mut StaveClient, keys: &[Vec<u8>]) -> anyhow::Result<Vec<
             e if e.starts_with("http") => e.to_string(),
             e => format!("http://{e}"),
         };
-        out.push(Peer { key, endpoint });
+        out.push(Peer {
+            key,
+            endpoint,
+            signer,
+        });
     }
     Ok(out)
 }
@@ -226,6 +245,7 @@ pub async fn request_access(
         ));
     }
     if !receipt::verify(
+        &holder.signer,
         &r,
         &g.receipt_signature,
         &g.ephemeral_pubkey,
@@ -564,10 +584,7 @@ mod order {
 
     #[test]
     fn announcing_holders_come_first_least_loaded_first() {
-        let peer = |b: u8| Peer {
-            key: [b; 32],
-            endpoint: String::new(),
-        };
+        let peer = |b: u8| Peer::unrotated([b; 32], String::new());
         let mut peers: Vec<_> = [1, 2, 3, 4].into_iter().map(peer).collect();
         // holders as the node ranks them: 3 (least loaded), then 1
         rank_by(&mut peers, &[[3; 32], [1; 32], [9; 32]]);

@@ -150,7 +150,10 @@ impl Submitter {
                 .map_err(|e| node(e.to_string()))?
                 .unwrap_or_default();
             let me = key.verifying_key().to_bytes();
-            let account = view.account(&me).map_err(|e| node(e.to_string()))?;
+            // after a RotateOperatorKey the key signs for the validator's
+            // name, whose account and nonce its txs take
+            let name = crate::local::node::name_in(&view, &me).map_err(|e| node(e.to_string()))?;
+            let account = view.account(&name).map_err(|e| node(e.to_string()))?;
             // this node's mempool may hold the key's earlier txs
             let pending = mempool.next_nonce(&me).unwrap_or(0);
             let nonce = account
@@ -159,7 +162,7 @@ impl Submitter {
                 .max(pending)
                 .max(floor);
             let sponsored =
-                crate::keyspaces::accounts::storage::is_sponsored(&view, &me, account.as_ref())
+                crate::keyspaces::accounts::storage::is_sponsored(&view, &name, account.as_ref())
                     .map_err(|e| node(e.to_string()))?;
             let sign =
                 |gas| sign_tx_with_gas(&key, &info.chain_id, nonce, actions.clone(), "", gas);

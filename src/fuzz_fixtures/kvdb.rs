@@ -244,6 +244,7 @@ fn run_tx<S: StateRead>(
         height,
         time_ns,
         signer,
+        signing_key: signer,
         tx_id: [0; 32],
         chain_id: "stave-fuzz".into(),
         signature: [0; 64],

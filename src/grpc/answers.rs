@@ -125,11 +125,22 @@ pub fn account(
     req: &q::AccountRequest,
     height: u64,
 ) -> Result<q::AccountResponse, Status> {
+    use crate::keyspaces::validators::{Acting, ValidatorSigningRead};
     let pk = key32("pubkey", &req.pubkey)?;
-    Ok(match v.account(&pk).map_err(internal)? {
+    let acting = v.acting(&pk).map_err(internal)?;
+    let name = acting.name(&pk);
+    let acts_as = if name == pk {
+        Vec::new()
+    } else {
+        name.to_vec()
+    };
+    let retired = matches!(acting, Acting::Retired(_));
+    Ok(match v.account(&name).map_err(internal)? {
         None => q::AccountResponse {
             found: false,
             height,
+            acts_as,
+            retired,
             ..Default::default()
         },
         Some(a) => q::AccountResponse {
@@ -142,6 +153,8 @@ pub fn account(
             quota: a.quota,
             height,
             proof: None,
+            acts_as,
+            retired,
         },
     })
 }

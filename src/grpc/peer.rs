@@ -26,7 +26,7 @@ use super::slots::{Full, Slot, StreamSlots};
 use crate::crypto::wrap::wrap_dek;
 use crate::local::assignments::Assignment;
 use crate::local::deks::{wrapped_of, DeksExt};
-use crate::local::node::{active_validator, LocalNode};
+use crate::local::node::{active_validator, name_in, requester_name, LocalNode};
 use crate::local::peer_auth::{check, now_ms, PeerError};
 use crate::local::peer_client::{deadline, IDLE};
 use crate::proto::genesis::GenesisValidator;
@@ -82,12 +82,21 @@ fn authenticate(node: &LocalNode, signed: &SignedPeerRequest) -> Result<Authed, 
     let view = node.chain.view();
     let info = view.commit_info().map_err(local)?;
     let chain_id = info.chain_id;
-    let (req, requester) = check(signed, &chain_id, &node.me(), now_ms())?;
+    let (req, key) = check(
+        signed,
+        &chain_id,
+        &name_in(&view, &node.key()).map_err(local)?,
+        now_ms(),
+    )?;
+    let not_validator = || PeerError::NotValidator {
+        requester: hex::encode(key),
+    };
+    let requester = requester_name(&view, &key)
+        .map_err(local)?
+        .ok_or_else(not_validator)?;
     let record = active_validator(&view, &requester)
         .map_err(local)?
-        .ok_or_else(|| PeerError::NotValidator {
-            requester: hex::encode(requester),
-        })?;
+        .ok_or_else(not_validator)?;
     let body = req
         .body
         .ok_or_else(|| PeerError::Decode("request has no body".into()))?;

@@ -17,7 +17,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::slots::{Full, StreamSlots};
-use crate::local::node::active_validator;
+use crate::local::node::{active_validator, name_in, requester_name};
 use crate::local::peer_auth::{check, now_ms, PeerError};
 use crate::local::peer_client::{deadline, IDLE};
 use crate::net::rate::quota;
@@ -92,12 +92,20 @@ fn authenticate(r: &Replica, signed: &SignedPeerRequest) -> Result<(Body, [u8; 3
         .commit_info()
         .map_err(|e| Status::internal(e.to_string()))?
         .chain_id;
-    let (req, who) = check(signed, &chain_id, &r.me(), now_ms()).map_err(refuse)?;
+    let internal = |e: crate::store::StoreError| Status::internal(e.to_string());
+    let me = name_in(&view, &r.key()).map_err(internal)?;
+    let (req, key) = check(signed, &chain_id, &me, now_ms()).map_err(refuse)?;
+    let not_validator = || {
+        refuse(PeerError::NotValidator {
+            requester: hex::encode(key),
+        })
+    };
+    let who = requester_name(&view, &key)
+        .map_err(internal)?
+        .ok_or_else(not_validator)?;
     let active = active_validator(&view, &who).map_err(|e| Status::internal(e.to_string()))?;
     if active.is_none() {
-        return Err(refuse(PeerError::NotValidator {
-            requester: hex::encode(who),
-        }));
+        return Err(not_validator());
     }
     let body = req.body.ok_or_else(|| bad("request has no body"))?;
     Ok((body, who))
@@ -118,12 +126,11 @@ fn update(r: &Replica, who: [u8; 32], u: pb::ReplicaUpdate) -> Result<pb::Update
         )));
     }
     let chain_id = r.chain_id().map_err(|e| Status::internal(e.to_string()))?;
-    let current = r
+    let v = r
         .validators()
-        .map_err(|e| Status::internal(e.to_string()))?
-        .current;
+        .map_err(|e| Status::internal(e.to_string()))?;
     let ctx = r
-        .ctx(&chain_id, &current, now_ms())
+        .ctx(&chain_id, &v, now_ms())
         .map_err(|e| Status::internal(e.to_string()))?;
     let mut resp = pb::UpdateResponse::default();
     for m in &u.records {

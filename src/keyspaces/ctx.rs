@@ -36,7 +36,12 @@ pub struct TxContext {
     pub height: u64,
     /// Block time, unix nanoseconds.
     pub time_ns: i64,
+    /// Whom the tx acts as: the key that signed it, or the validator a
+    /// rotated operator key signs for (`validators::signing`).
     pub signer: [u8; 32],
+    /// The key that signed the tx (a release's publisher signature is
+    /// checked under it).
+    pub signing_key: [u8; 32],
     pub tx_id: [u8; 32],
     /// The chain the tx was signed for (content manifests and validator
     /// proofs of possession name it too).

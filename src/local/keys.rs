@@ -6,6 +6,7 @@ const SYNC_CONTENT: &[u8] = b"local/sync/content/";
 const SYNC_DEKS: &[u8] = b"local/sync/deks/";
 const PURGED: &[u8] = b"local/purged/";
 const META_LAST_RECONCILE: &[u8] = b"local/meta/last_reconcile_height";
+const META_REPLICA_SIGNER: &[u8] = b"local/meta/replica_signer";
 const INTENTS: &[u8] = b"local/intents/";
 const ACCESS_NONCES: &[u8] = b"local/access/nonces/";
 const PENDING_GRANTS: &[u8] = b"local/access/pending/";
@@ -63,6 +64,13 @@ pub fn purged(cid: &[u8]) -> Vec<u8> {
 /// `local/meta/last_reconcile_height` (value: u64 big-endian).
 pub fn last_reconcile_height() -> Vec<u8> {
     META_LAST_RECONCILE.to_vec()
+}
+
+/// `local/meta/replica_signer` (value: the 32-byte key that signs this
+/// node's replicated records, then, while it re-signs those an earlier key
+/// signed after an operator-key rotation, since when: u64 big-endian ms).
+pub fn replica_signer() -> Vec<u8> {
+    META_REPLICA_SIGNER.to_vec()
 }
 
 /// `local/intents/`.
@@ -167,6 +175,7 @@ mod tests {
                 assert_eq!(k.starts_with(q), i == j, "{i} under {j}");
             }
             assert!(!last_reconcile_height().starts_with(p));
+            assert!(!replica_signer().starts_with(p));
         }
     }
 

@@ -319,6 +319,10 @@ pub(crate) fn decode<M: prost::Message + Default>(key: &[u8], raw: &[u8]) -> Res
     M::decode(raw).map_err(|e| LocalError::corrupt(key, e))
 }
 
+/// The key that signs this node's replicated records, and since when
+/// (Unix ms) it re-signs those an earlier key signed, if it does.
+pub type ReplicaSigner = ([u8; 32], Option<u64>);
+
 /// Typed access to the local store's meta numbers.
 pub trait MetaExt: LocalRaw {
     /// The committed height of the last finished reconcile.
@@ -337,6 +341,33 @@ pub trait MetaExt: LocalRaw {
     }
     fn set_last_reconcile_height(&self, h: u64) -> Result<(), LocalError> {
         self.put_raw(&keys::last_reconcile_height(), &h.to_be_bytes())
+    }
+    /// The key that signs this node's replicated records, and while it
+    /// re-signs those an earlier key signed, since when (Unix ms); `None`
+    /// before the first record.
+    fn replica_signer(&self) -> Result<Option<ReplicaSigner>, LocalError> {
+        let key = keys::replica_signer();
+        let Some(raw) = self.get_raw(&key)? else {
+            return Ok(None);
+        };
+        let signer = raw
+            .get(..32)
+            .and_then(|k| <[u8; 32]>::try_from(k).ok())
+            .ok_or_else(|| LocalError::corrupt(&key, "no 32-byte key"))?;
+        let since = match raw.get(32..) {
+            None | Some([]) => None,
+            Some(b) => Some(u64::from_be_bytes(b.try_into().map_err(|_| {
+                LocalError::corrupt(&key, "a stamp of other than 8 bytes")
+            })?)),
+        };
+        Ok(Some((signer, since)))
+    }
+    fn set_replica_signer(&self, key: &[u8; 32], since: Option<u64>) -> Result<(), LocalError> {
+        let mut v = key.to_vec();
+        if let Some(t) = since {
+            v.extend_from_slice(&t.to_be_bytes());
+        }
+        self.put_raw(&keys::replica_signer(), &v)
     }
 }
 impl<T: LocalRaw + ?Sized> MetaExt for T {}

@@ -8,14 +8,16 @@ use super::content::ContentStore;
 use super::LocalStore;
 use crate::keyspaces::validators::{ValidatorsRead, STATUS_ACTIVE};
 use crate::proto::genesis::GenesisValidator;
-use crate::store::{ChainStore, StateRead};
+use crate::store::{ChainStore, StateRead, StoreError};
 
 /// One validator's local side.
 pub struct LocalNode {
     pub chain: ChainStore,
     pub local: LocalStore,
     pub content: ContentStore,
-    /// The operator key: names this validator and signs peer requests.
+    /// The operator key: signs peer requests, receipts and txs for this
+    /// validator, and names it unless a rotation handed signing to it
+    /// ([`LocalNode::me`]).
     pub operator: ed25519_dalek::SigningKey,
     /// The X25519 keys wrapped DEKs are wrapped to (two while rotating).
     pub x25519: super::keyring::X25519Keyring,
@@ -26,10 +28,57 @@ pub struct LocalNode {
 }
 
 impl LocalNode {
-    /// This validator's operator key.
+    /// This validator's name on chain: the operator key its record is
+    /// stored under. That is the home's key unless a `RotateOperatorKey`
+    /// handed signing to it, read from the latest committed state.
     pub fn me(&self) -> [u8; 32] {
+        name_of(&self.chain, &self.key())
+    }
+
+    /// The public half of the key this node signs with.
+    pub fn key(&self) -> [u8; 32] {
         self.operator.verifying_key().to_bytes()
     }
+}
+
+/// The validator `key` signs, or signed, for in the latest committed state
+/// (`key` itself unless a rotation names it). A store that cannot be read
+/// answers `key`, logged: the node then acts as before the rotation.
+pub fn name_of(chain: &ChainStore, key: &[u8; 32]) -> [u8; 32] {
+    match name_in(&chain.view(), key) {
+        Ok(name) => name,
+        Err(e) => {
+            tracing::warn!(error = %e, "operator key row unreadable; acting under the key itself");
+            *key
+        }
+    }
+}
+
+/// The validator `key` signs, or signed, for in `state`.
+pub fn name_in(state: &dyn StateRead, key: &[u8; 32]) -> Result<[u8; 32], StoreError> {
+    use crate::keyspaces::validators::ValidatorSigningRead;
+    Ok(state.acting(key)?.name(key))
+}
+
+/// The key that signs for the validator `name` in `state`: its record's
+/// rotated operator key, or `name` itself.
+pub fn signing_key_in(state: &dyn StateRead, name: &[u8; 32]) -> Result<[u8; 32], StoreError> {
+    Ok(state.validator(name)?.map_or(*name, |r| {
+        crate::keyspaces::validators::signing::signing_key(name, &r)
+    }))
+}
+
+/// The validator a peer request's signing `key` is from, or `None` for a
+/// key a rotation retired (refused like a non-validator's).
+pub fn requester_name(
+    state: &dyn StateRead,
+    key: &[u8; 32],
+) -> Result<Option<[u8; 32]>, StoreError> {
+    use crate::keyspaces::validators::{Acting, ValidatorSigningRead};
+    Ok(match state.acting(key)? {
+        Acting::Retired(_) => None,
+        a => Some(a.name(key)),
+    })
 }
 
 /// The record of a validator that may still serve content to its peers:

@@ -190,12 +190,13 @@ pub async fn fetch_dek(
     Ok((stored, dek))
 }
 
-/// Asks `t` whether it holds the blob of `cid`; checks the signed answer.
-/// `Some(size)` when it does.
+/// Asks `t` whether it holds the blob of `cid`; checks that the answer is
+/// signed by `t_key`, the key that signs for `t` (its operator key unless
+/// rotated, [`super::node::signing_key_in`]). `Some(size)` when it does.
 pub async fn has_content(
     me: &ed25519_dalek::SigningKey,
     chain_id: &str,
-    t: &PeerTarget,
+    (t, t_key): (&PeerTarget, &[u8; 32]),
     cid: &[u8],
 ) -> Result<Option<u64>, PeerError> {
     let req = signed_request(
@@ -210,7 +211,7 @@ pub async fn has_content(
         .await
         .map_err(|s| remote(t, s.message()))?
         .into_inner();
-    super::has_content::verify(&t.operator, &req, cid, &resp)
+    super::has_content::verify(t_key, &req, cid, &resp)
 }
 
 fn content_err(e: ContentError) -> PeerError {

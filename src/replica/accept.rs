@@ -106,8 +106,10 @@ pub struct Ctx<'a> {
     pub now_ms: u64,
     pub horizon_ms: u64,
     pub pow_base: u64,
-    /// Operator keys of the ACTIVE and UNBONDING validators.
+    /// Names (operator keys) of the ACTIVE and UNBONDING validators.
     pub current: &'a BTreeSet<[u8; 32]>,
+    /// The key that signs for each of `current`, when not its name.
+    pub signers: &'a std::collections::BTreeMap<[u8; 32], [u8; 32]>,
 }
 
 /// A record whose metadata passed.
@@ -165,7 +167,8 @@ pub fn check_meta(m: &pb::RecordMeta, ctx: &Ctx<'_>) -> Result<Checked, Refusal>
     if !pow::meets(&md, ctx.pow_base) {
         return Err(Refusal::Pow);
     }
-    if !md.verify(&owner, ctx.chain_id, &datakey) {
+    let signer = ctx.signers.get(&owner).copied().unwrap_or(owner);
+    if !md.verify(&signer, ctx.chain_id, &datakey) {
         return Err(Refusal::Signature);
     }
     Ok(Checked { owner, datakey, md })

@@ -163,8 +163,13 @@ fn chain_err(e: impl std::fmt::Display) -> ReplicaError {
 /// height.
 #[derive(Debug, Clone, Default)]
 pub struct Validators {
-    /// ACTIVE and UNBONDING: whose records are accepted and merged.
+    /// ACTIVE and UNBONDING, by name: whose records are accepted and
+    /// merged.
     pub current: BTreeSet<[u8; 32]>,
+    /// The key that signs for each of `current` (its name unless a
+    /// `RotateOperatorKey` handed signing to another): records are checked
+    /// under it.
+    pub signers: std::collections::BTreeMap<[u8; 32], [u8; 32]>,
     /// ACTIVE validators but this one: whom to sync with.
     pub peers: Vec<PeerTarget>,
     /// Whether this node is ACTIVE (only an ACTIVE validator's records
@@ -189,6 +194,9 @@ pub struct Replica {
     refresh_after: parking_lot::Mutex<[u8; 32]>,
     /// The genesis params, once read.
     params: std::sync::OnceLock<params::ReplicaParams>,
+    /// Own records stamped before this (Unix ms) were signed by a key a
+    /// rotation retired: the sweep re-signs them first (0: none).
+    resign_before: std::sync::atomic::AtomicU64,
 }
 
 impl Replica {
@@ -224,25 +232,81 @@ impl Replica {
             last_round_ms: std::sync::atomic::AtomicU64::new(0),
             refresh_after: parking_lot::Mutex::new([0; 32]),
             params: std::sync::OnceLock::new(),
+            resign_before: std::sync::atomic::AtomicU64::new(0),
         };
+        r.note_signer()?;
         Ok(Arc::new(r))
     }
 
-    /// This node's operator key.
+    /// This validator's name: the owner of the records it writes (they
+    /// are signed by [`Replica::key`]).
     pub fn me(&self) -> [u8; 32] {
+        crate::local::node::name_of(&self.chain, &self.key())
+    }
+
+    /// The public half of the key this node signs with.
+    pub fn key(&self) -> [u8; 32] {
         self.operator.verifying_key().to_bytes()
+    }
+
+    /// Records the key that signs from now on; when an earlier key signed
+    /// this node's records (an operator-key rotation), has the sweep
+    /// re-sign them under this one first, so peers that check them under
+    /// the key the chain names take them again. The stamp is kept: a
+    /// restart goes on with the same records, not all of them again.
+    fn note_signer(&self) -> Result<(), ReplicaError> {
+        use crate::local::MetaExt;
+        let key = self.key();
+        let local = self.records.local();
+        let since = match local.replica_signer()? {
+            None => {
+                local.set_replica_signer(&key, None)?;
+                return Ok(());
+            }
+            Some((k, None)) if k == key => return Ok(()),
+            Some((k, Some(t))) if k == key => t,
+            Some(_) => {
+                let now = crate::local::peer_auth::now_ms();
+                local.set_replica_signer(&key, Some(now))?;
+                tracing::info!("operator key changed: re-signing this node's replicated records");
+                now
+            }
+        };
+        self.resign_before
+            .store(since, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Own records stamped before this were signed by a retired key.
+    pub(super) fn resign_before(&self) -> u64 {
+        self.resign_before
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Every own record a retired key signed has been re-signed or aged
+    /// out: the current key is now the one on record.
+    pub(super) fn resigned(&self) -> Result<(), ReplicaError> {
+        use crate::local::MetaExt;
+        self.records.local().set_replica_signer(&self.key(), None)?;
+        self.resign_before
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     pub fn chain_id(&self) -> Result<String, ReplicaError> {
         Ok(self.chain.view().commit_info().map_err(chain_err)?.chain_id)
     }
 
-    /// The validators at the latest committed height.
+    /// The validators at the latest committed height, by name, with the
+    /// key that signs for each.
     pub fn validators(&self) -> Result<Validators, ReplicaError> {
-        let me = self.me();
+        let view = self.chain.view();
+        let me = crate::local::node::name_in(&view, &self.key()).map_err(chain_err)?;
         let mut v = Validators::default();
-        for (op, status, rec) in listed(&self.chain.view()).map_err(chain_err)? {
+        for (op, status, rec) in listed(&view).map_err(chain_err)? {
+            let key = crate::local::node::signing_key_in(&view, &op).map_err(chain_err)?;
             v.current.insert(op);
+            v.signers.insert(op, key);
             if status == ValidatorStatus::Active && op == me {
                 v.me_active = true;
             }
@@ -276,7 +340,7 @@ impl Replica {
     pub fn ctx<'a>(
         &self,
         chain_id: &'a str,
-        current: &'a BTreeSet<[u8; 32]>,
+        v: &'a Validators,
         now_ms: u64,
     ) -> Result<accept::Ctx<'a>, ReplicaError> {
         let p = self.params()?;
@@ -285,7 +349,8 @@ impl Replica {
             now_ms,
             horizon_ms: p.horizon_ms(),
             pow_base: p.pow_base,
-            current,
+            current: &v.current,
+            signers: &v.signers,
         })
     }
 

@@ -164,11 +164,16 @@ impl Replica {
         let mut purge = Vec::new();
         let cursor = *self.refresh_after.lock();
         let (mut later, mut earlier) = (Vec::new(), Vec::new());
+        // signed by a retired operator key: re-signed first (note_signer)
+        let resign_before = self.resign_before();
+        let mut unresigned = 0usize;
         self.records.for_each(|dk, h| {
             let stale = !within_horizon(h.md.ts, now, horizon) || h.md.expires_at() <= now;
+            let old_key = h.owner == me && h.md.ts < resign_before;
             if stale || (listed && !v.current.contains(&h.owner)) {
                 purge.push(dk);
-            } else if h.owner == me && !within_horizon(h.md.ts, now, horizon / 4) {
+            } else if h.owner == me && (old_key || !within_horizon(h.md.ts, now, horizon / 4)) {
+                unresigned += usize::from(old_key);
                 let side = if dk > cursor {
                     &mut later
                 } else {
@@ -183,6 +188,11 @@ impl Replica {
                 }
             }
         })?;
+        // done once the chain names this key for this node and no own
+        // record an earlier key signed is left (re-signed or aged out)
+        if resign_before > 0 && unresigned == 0 && v.signers.get(&me) == Some(&self.key()) {
+            self.resigned()?;
+        }
         let mut due = later;
         due.extend(earlier);
         due.truncate(MAX_LOOK);

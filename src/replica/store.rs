@@ -121,6 +121,11 @@ impl Batch {
 }
 
 impl Records {
+    /// The local store the records live in.
+    pub fn local(&self) -> &LocalStore {
+        &self.local
+    }
+
     /// Opens the records of `local`, loading the CRC index a page at a
     /// time. A row that does not decode is removed (the store is rebuilt
     /// from peers).

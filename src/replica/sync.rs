@@ -460,7 +460,7 @@ impl Syncer {
         forward: bool,
     ) -> Result<usize, SyncError> {
         let r = &self.replica;
-        let ctx = r.ctx(chain_id, &v.current, now_ms())?;
+        let ctx = r.ctx(chain_id, v, now_ms())?;
         // signatures are most of the cost: checked on every core
         let checked: Vec<Result<Checked, Refusal>> =
             records.par_iter().map(|m| check_meta(m, &ctx)).collect();

@@ -34,6 +34,7 @@ pub enum Action {
     ScheduleUpgrade(crate::keyspaces::upgrades::ScheduleUpgrade),
     RotateConsensusKey(crate::keyspaces::validators::RotateConsensusKey),
     RotateX25519Key(crate::keyspaces::validators::RotateX25519Key),
+    RotateOperatorKey(crate::keyspaces::validators::RotateOperatorKey),
     ValidatorTakedownRequest(crate::keyspaces::takedowns::ValidatorTakedownRequest),
     ApplyGroup(crate::keyspaces::groups::ApplyGroup),
     VoteGroup(crate::keyspaces::groups::VoteGroup),
@@ -65,6 +66,20 @@ pub enum Action {
 }
 
 impl Action {
+    /// The key whose signature the action carries besides the tx's (a KV
+    /// token's controller, an upload manifest's uploader), when it parses:
+    /// a key a rotation retired signs nothing, so execution refuses it.
+    pub fn embedded_signer(&self) -> Option<[u8; 32]> {
+        use crate::keyspaces::kv::token::controller_key;
+        match self {
+            Action::KvTokenCreate(a) => controller_key(&a.token.controller).ok(),
+            Action::KvTokenUpdate(a) => controller_key(&a.token.controller).ok(),
+            Action::KvTokenDelete(a) => controller_key(&a.controller).ok(),
+            Action::UploadComplete(a) => a.manifest.uploader_pubkey.as_slice().try_into().ok(),
+            _ => None,
+        }
+    }
+
     /// Checks that need no state: sizes and formats against the params.
     pub fn check_stateless(&self, params: &Params) -> Result<(), TxError> {
         match self {
@@ -77,6 +92,7 @@ impl Action {
             Action::ScheduleUpgrade(a) => a.check_stateless(params),
             Action::RotateConsensusKey(a) => a.check_stateless(params),
             Action::RotateX25519Key(a) => a.check_stateless(params),
+            Action::RotateOperatorKey(a) => a.check_stateless(params),
             Action::ValidatorTakedownRequest(a) => a.check_stateless(params),
             Action::ApplyGroup(a) => a.check_stateless(params),
             Action::VoteGroup(a) => a.check_stateless(params),
@@ -134,6 +150,7 @@ impl Action {
             | Action::ScheduleUpgrade(_)
             | Action::RotateConsensusKey(_)
             | Action::RotateX25519Key(_)
+            | Action::RotateOperatorKey(_)
             | Action::ValidatorTakedownRequest(_)
             | Action::ApplyGroup(_)
             | Action::VoteGroup(_)
@@ -172,6 +189,7 @@ impl Action {
             Action::ScheduleUpgrade(_) => "upgrade.schedule",
             Action::RotateConsensusKey(_) => "validator.rotate_consensus_key",
             Action::RotateX25519Key(_) => "validator.rotate_x25519_key",
+            Action::RotateOperatorKey(_) => "validator.rotate_operator_key",
             Action::ValidatorTakedownRequest(_) => "takedown.request_by_validator",
             Action::ApplyGroup(_) => "group.apply",
             Action::VoteGroup(_) => "group.vote",
@@ -221,6 +239,7 @@ impl TryFrom<pb::Action> for Action {
             Kind::ScheduleUpgrade(u) => Action::ScheduleUpgrade(u.into()),
             Kind::RotateConsensusKey(r) => Action::RotateConsensusKey(r.try_into()?),
             Kind::RotateX25519Key(r) => Action::RotateX25519Key(r.into()),
+            Kind::RotateOperatorKey(r) => Action::RotateOperatorKey(r.try_into()?),
             Kind::ValidatorTakedownRequest(r) => Action::ValidatorTakedownRequest(r.into()),
             Kind::ApplyGroup(a) => Action::ApplyGroup(a.into()),
             Kind::VoteGroup(a) => Action::VoteGroup(a.into()),
@@ -271,6 +290,7 @@ impl From<Action> for pb::Action {
             Action::ScheduleUpgrade(u) => Kind::ScheduleUpgrade(u.into()),
             Action::RotateConsensusKey(r) => Kind::RotateConsensusKey(r.into()),
             Action::RotateX25519Key(r) => Kind::RotateX25519Key(r.into()),
+            Action::RotateOperatorKey(r) => Kind::RotateOperatorKey(r.into()),
             Action::ValidatorTakedownRequest(r) => Kind::ValidatorTakedownRequest(r.into()),
             Action::ApplyGroup(a) => Kind::ApplyGroup(a.into()),
             Action::VoteGroup(a) => Kind::VoteGroup(a.into()),

@@ -94,13 +94,17 @@ pub enum Code {
     NotGroupMember = 211,
     /// Governance: the signer is not the operator key of a validator record
     /// that is ACTIVE, CANDIDATE or UNBONDING (`UpdateValidatorEndpoints`,
-    /// `RotateX25519Key`).
+    /// `RotateX25519Key`, `RotateOperatorKey`).
     NotValidatorOperator = 212,
     /// Governance: a `ScheduleUpgrade` at or below the current height, to an
     /// app version not above the current one, for a migration that already
     /// ran, while another upgrade is scheduled, or on a chain whose genesis
     /// recorded no consensus params.
     UpgradeRefused = 213,
+    /// Governance: the tx is signed by a key that a `RotateOperatorKey`
+    /// retired; nothing changes, not even the nonce. (A peer request signed
+    /// by one is refused as a non-validator's, `PEER_NOT_VALIDATOR`.)
+    OperatorKeyRetired = 214,
     /// Casbin: the model text is outside the allowed subset.
     CasbinInvalidModel = 170,
     /// Casbin: a rule index outside `0..max_rules_per_model`.
@@ -309,6 +313,7 @@ impl Code {
             Code::NotGroupMember => "NOT_GROUP_MEMBER",
             Code::NotValidatorOperator => "NOT_VALIDATOR_OPERATOR",
             Code::UpgradeRefused => "UPGRADE_REFUSED",
+            Code::OperatorKeyRetired => "OPERATOR_KEY_RETIRED",
             Code::CasbinInvalidModel => "CASBIN_INVALID_MODEL",
             Code::CasbinRuleIndexOutOfRange => "CASBIN_RULE_INDEX_OUT_OF_RANGE",
             Code::CasbinInvalidRule => "CASBIN_INVALID_RULE",
@@ -385,7 +390,7 @@ impl Code {
     }
 
     /// Every code, for docs and tests.
-    pub const ALL: [Code; 111] = [
+    pub const ALL: [Code; 112] = [
         Code::Ok,
         Code::Decode,
         Code::NonCanonical,
@@ -425,6 +430,7 @@ impl Code {
         Code::NotGroupMember,
         Code::NotValidatorOperator,
         Code::UpgradeRefused,
+        Code::OperatorKeyRetired,
         Code::CasbinInvalidModel,
         Code::CasbinRuleIndexOutOfRange,
         Code::CasbinInvalidRule,

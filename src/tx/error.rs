@@ -21,6 +21,8 @@ pub enum TxError {
         expected: u64,
         got: u64,
     },
+    #[error("{signer} was rotated away as validator {operator}'s operator key: sign with the key that replaced it")]
+    OperatorKeyRetired { signer: String, operator: String },
     #[error("tx is {size} bytes, over the limit of {max}")]
     TxTooLarge { size: usize, max: u64 },
     #[error("tx has {count} actions; allowed 1..={max}")]
@@ -120,6 +122,7 @@ impl TxError {
             TxError::Signature { .. } => Code::Signature,
             TxError::WrongChain { .. } => Code::WrongChain,
             TxError::Nonce { .. } => Code::Nonce,
+            TxError::OperatorKeyRetired { .. } => Code::OperatorKeyRetired,
             TxError::TxTooLarge { .. } => Code::TxTooLarge,
             TxError::ActionCount { .. } => Code::ActionCount,
             TxError::InvalidSigner { .. } => Code::InvalidSigner,

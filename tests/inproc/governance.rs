@@ -123,6 +123,17 @@ pub fn x25519_rotation(seed: u8) -> Action {
     })
 }
 
+/// A `RotateOperatorKey` of the validator `name` to the key of seed `new`,
+/// its proof of possession signed by the key of seed `prover`.
+pub fn operator_rotation(name: [u8; 32], new: u8, prover: u8) -> Action {
+    let m =
+        stave::keyspaces::validators::signing::operator_key_pop_message(CHAIN, &name, &pubkey(new));
+    Action::RotateOperatorKey(stave::keyspaces::validators::RotateOperatorKey {
+        operator_key: pubkey(new),
+        operator_key_signature: SigningKey::from_bytes(&[prover; 32]).sign(&m).to_bytes(),
+    })
+}
+
 pub fn endpoints(address: &str, client_endpoint: &str) -> Action {
     Action::UpdateValidatorEndpoints(UpdateValidatorEndpoints {
         address: address.into(),

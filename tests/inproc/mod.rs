@@ -389,6 +389,7 @@ pub fn state_dump(store: &ChainStore) -> Vec<(Vec<u8>, Vec<u8>)> {
         b"params/",
         b"validators/",
         b"validator_meta/",
+        b"operator_keys/",
         b"groups/",
         b"group_applications/",
         b"group_meta/",

@@ -149,12 +149,16 @@ impl Pipeline {
         let Ok(Some(rec)) = crate::local::node::active_validator(&view, k) else {
             return false;
         };
+        let Ok(key) = crate::local::node::signing_key_in(&view, k) else {
+            return false;
+        };
         let t = crate::local::peer_client::PeerTarget {
             operator: *k,
             address: rec.address,
         };
+        let me = &self.node.operator;
         matches!(
-            crate::local::peer_client::has_content(&self.node.operator, chain_id, &t, cid).await,
+            crate::local::peer_client::has_content(me, chain_id, (&t, &key), cid).await,
             Ok(Some(_))
         )
     }

@@ -126,6 +126,9 @@ fn edited<M: Message + Default>(u: &mut Unstructured, m: &M) -> AResult<(bool, O
     Ok((b != orig, M::decode(b.as_slice()).ok()))
 }
 
+/// No rotated operator keys: every owner signs its own records.
+static SIGNERS: std::collections::BTreeMap<[u8; 32], [u8; 32]> = std::collections::BTreeMap::new();
+
 fn ctx(current: &BTreeSet<[u8; 32]>) -> Ctx<'_> {
     Ctx {
         chain_id: CHAIN,
@@ -133,6 +136,7 @@ fn ctx(current: &BTreeSet<[u8; 32]>) -> Ctx<'_> {
         horizon_ms: HORIZON,
         pow_base: 1,
         current,
+        signers: &SIGNERS,
     }
 }
 

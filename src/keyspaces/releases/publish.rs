@@ -146,7 +146,7 @@ impl PublishRelease {
             &ctx.chain_id,
             &v.release_id,
             &self.message,
-            &ctx.signer,
+            &ctx.signing_key,
             &self.publisher_signature,
         )?;
         let old = state.release(&v.release_id)?;
@@ -182,6 +182,11 @@ impl PublishRelease {
             height: ctx.height,
             parties: v.parties.clone(),
             publisher_signature: self.publisher_signature.to_vec(),
+            signing_key: if ctx.signing_key == ctx.signer {
+                Vec::new()
+            } else {
+                ctx.signing_key.to_vec()
+            },
         };
         let mut bytes = record_bytes(&record);
         state.put_release(&record);

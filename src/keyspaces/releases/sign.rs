@@ -82,7 +82,9 @@ pub fn verify(
 }
 
 /// Checks a stored release record on its own: its publisher signature by
-/// its `signer` over its message, on `chain_id`; and that its `release_id`
+/// its `signer` (or its `signing_key`, when a rotated operator key signed:
+/// that the key signed for `signer` rests on the record being proven, as
+/// consensus checked it when it stored the record) over its message, on `chain_id`; and that its `release_id`
 /// and every track's cid are the message's. The client's check; the node
 /// is not trusted for any of it.
 ///
@@ -99,7 +101,12 @@ pub fn verify_record(chain_id: &str, rec: &pb::ReleaseRecord) -> Result<(), Righ
     };
     let m = rec.message.as_ref().ok_or_else(forged)?;
     let sig = <[u8; 64]>::try_from(rec.publisher_signature.as_slice()).map_err(|_| forged())?;
-    verify(chain_id, &rec.release_id, m, &rec.signer, &sig)?;
+    let key = if rec.signing_key.is_empty() {
+        &rec.signer
+    } else {
+        &rec.signing_key
+    };
+    verify(chain_id, &rec.release_id, m, key, &sig)?;
     let named = crate::ddex::validate::release_id_of(m)
         .map_err(|e| RightsError::InvalidErn(e.to_string()))?;
     if named != rec.release_id {

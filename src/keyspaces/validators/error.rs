@@ -39,6 +39,8 @@ pub enum GovError {
         consensus_key: String,
         reason: String,
     },
+    #[error("proof of possession of operator key {key}: {reason}")]
+    BadOperatorKeyProof { key: String, reason: String },
     #[error("consensus key {consensus_key} belongs to validator {holder}")]
     ConsensusKeyInUse {
         consensus_key: String,
@@ -89,7 +91,9 @@ impl GovError {
             GovError::NotContentOwner { .. } => Code::NotContentOwner,
             GovError::UnknownJurisdiction(_) => Code::UnknownJurisdiction,
             GovError::BadX25519Key { .. } => Code::BadX25519Key,
-            GovError::BadProofOfPossession { .. } => Code::BadProofOfPossession,
+            GovError::BadProofOfPossession { .. } | GovError::BadOperatorKeyProof { .. } => {
+                Code::BadProofOfPossession
+            }
             GovError::ConsensusKeyInUse { .. } => Code::ConsensusKeyInUse,
             GovError::InvalidTransition { .. } => Code::InvalidTransition,
             GovError::Cap { .. } => Code::GovernanceCap,

@@ -3,6 +3,7 @@
 const PREFIX: &[u8] = b"validators/";
 const META: &[u8] = b"validator_meta/";
 const BY_CONSENSUS: &[u8] = b"validators_by_consensus/";
+const OPERATOR_KEYS: &[u8] = b"operator_keys/";
 
 /// `validators/`.
 pub fn validators_prefix() -> Vec<u8> {
@@ -51,6 +52,15 @@ pub fn by_consensus_key(consensus: &[u8; 32]) -> Vec<u8> {
     k
 }
 
+/// `operator_keys/{key}` → `OperatorKey`: a key that signs, or signed, for
+/// a validator after a `RotateOperatorKey`. In the verifiable state: every
+/// tx's authentication reads it.
+pub fn operator_key_key(key: &[u8; 32]) -> Vec<u8> {
+    let mut k = OPERATOR_KEYS.to_vec();
+    k.extend_from_slice(key);
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +78,7 @@ mod tests {
         fn validator_keys_keep_operator_order(a in any::<[u8; 32]>(), b in any::<[u8; 32]>()) {
             prop_assert_eq!(a.cmp(&b), validator_key(&a).cmp(&validator_key(&b)));
             prop_assert_eq!(a.cmp(&b), by_consensus_key(&a).cmp(&by_consensus_key(&b)));
+            prop_assert_eq!(a.cmp(&b), operator_key_key(&a).cmp(&operator_key_key(&b)));
             prop_assert_eq!(validator_key(&a).len(), PREFIX.len() + 32);
         }
     }

@@ -5,8 +5,9 @@
 //! (`VoteValidator`), and leave (`LeaveValidator` → `UNBONDING` → `REMOVED`).
 //! A record also publishes the node's public `client_endpoint`; its operator
 //! replaces both endpoints with `UpdateValidatorEndpoints` ([`endpoint`]),
-//! its consensus key with `RotateConsensusKey` and its X25519 key with
-//! `RotateX25519Key`.
+//! its consensus key with `RotateConsensusKey`, its X25519 key with
+//! `RotateX25519Key`, and the key that signs for it with `RotateOperatorKey`
+//! ([`signing`]).
 //! End of block turns status changes into CometBFT validator updates
 //! ([`end_block`], [`updates::plan`]).
 
@@ -21,13 +22,14 @@ mod keys;
 mod lifecycle;
 mod params;
 pub mod query;
+pub mod signing;
 mod state;
 mod status;
 pub mod updates;
 
 pub use actions::{
-    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, RotateX25519Key,
-    UpdateValidatorEndpoints, VoteValidator,
+    pop_message, ApplyValidator, LeaveValidator, RotateConsensusKey, RotateOperatorKey,
+    RotateX25519Key, UpdateValidatorEndpoints, VoteValidator,
 };
 pub use end_block::{end_block, EndBlock};
 pub use error::GovError;
@@ -37,6 +39,7 @@ pub use keys::{
     validators_prefix,
 };
 pub use params::GovernanceParams;
+pub use signing::{Acting, ValidatorSigningRead, ValidatorSigningWrite};
 pub use state::{ValidatorsRead, ValidatorsWrite};
 pub use status::{next_status, transition, ValidatorEvent, ValidatorStatus};
 
@@ -217,6 +220,7 @@ impl GenesisValidator {
             }),
             status: STATUS_ACTIVE,
             admitted_height: 0,
+            operator_signing_key: Vec::new(),
             governance: None,
         };
         Ok((operator, record))

@@ -45,6 +45,7 @@ pub fn run(s: &mut MemState, signer: [u8; 32], action: Action) -> Result<(), TxE
         height: 1,
         time_ns: 0,
         signer,
+        signing_key: signer,
         tx_id: [0; 32],
         chain_id: "stave-test".into(),
         signature: [0; 64],

@@ -246,6 +246,14 @@ impl ApplyValidator {
             }),
             status: status as u32,
             admitted_height: 0,
+            // a re-application keeps the key a rotation handed signing to;
+            // with no record left (a forgotten CANDIDATE's is deleted, its
+            // `operator_keys/` rows are not) it names the key that signs
+            operator_signing_key: match old.as_ref() {
+                Some(r) if !r.operator_signing_key.is_empty() => r.operator_signing_key.clone(),
+                _ if ctx.signing_key != op => ctx.signing_key.to_vec(),
+                _ => Vec::new(),
+            },
             governance: Some(pb::ValidatorGovernance {
                 jurisdictions: self.jurisdictions.clone(),
                 identity: self.identity.clone(),

@@ -17,7 +17,7 @@
 //! record can take a key CometBFT still knows.
 
 use super::apply::check_pop;
-use super::key32;
+use super::{check_point, key32, key_and_proof};
 use crate::keyspaces::params::Params;
 use crate::keyspaces::validators::lifecycle::known_to_comet;
 use crate::keyspaces::validators::{
@@ -38,20 +38,14 @@ pub struct RotateConsensusKey {
 impl TryFrom<pb::RotateConsensusKey> for RotateConsensusKey {
     type Error = String;
     fn try_from(p: pb::RotateConsensusKey) -> Result<Self, String> {
+        let (consensus_key, consensus_key_signature) = key_and_proof(
+            "consensus_key",
+            &p.consensus_key,
+            &p.consensus_key_signature,
+        )?;
         Ok(RotateConsensusKey {
-            consensus_key: <[u8; 32]>::try_from(p.consensus_key.as_slice()).map_err(|_| {
-                format!(
-                    "consensus_key is {} bytes, expected 32",
-                    p.consensus_key.len()
-                )
-            })?,
-            consensus_key_signature: <[u8; 64]>::try_from(p.consensus_key_signature.as_slice())
-                .map_err(|_| {
-                    format!(
-                        "consensus_key_signature is {} bytes, expected 64",
-                        p.consensus_key_signature.len()
-                    )
-                })?,
+            consensus_key,
+            consensus_key_signature,
         })
     }
 }
@@ -67,13 +61,7 @@ impl From<RotateConsensusKey> for pb::RotateConsensusKey {
 
 impl RotateConsensusKey {
     pub fn check_stateless(&self, _: &Params) -> Result<(), TxError> {
-        crate::tx::identity_key(&self.consensus_key).map_err(|e| {
-            TxError::InvalidArgument(format!(
-                "consensus key {}: {e}",
-                hex::encode(self.consensus_key)
-            ))
-        })?;
-        Ok(())
+        check_point("consensus key", &self.consensus_key)
     }
 
     /// The signer's ACTIVE record.
