@@ -92,21 +92,7 @@ impl BlockMemo {
         base: &S,
         key: &[u8; 32],
     ) -> Result<[u8; 32], TxError> {
-        retired_refused(key, self.acting(base, key)?)
-    }
-}
-
-/// The name a signing `key` acting as `acting` acts under.
-///
-/// # Errors
-/// `OperatorKeyRetired` for a key a rotation retired.
-pub fn retired_refused(key: &[u8; 32], acting: Acting) -> Result<[u8; 32], TxError> {
-    match acting {
-        Acting::Retired(op) => Err(TxError::OperatorKeyRetired {
-            signer: hex::encode(key),
-            operator: hex::encode(op),
-        }),
-        other => Ok(other.name(key)),
+        self.acting(base, key)?.signing_name(key)
     }
 }
 
@@ -236,7 +222,7 @@ pub(super) fn run_metered<S: StateRead>(
         // block's base state as authentication reads it)
         if let Some(key) = action.embedded_signer() {
             let acting = env.memo.acting(block.base(), &key)?;
-            if let Err(e) = retired_refused(&key, acting) {
+            if let Err(e) = acting.signing_name(&key) {
                 result = Err(e);
                 break;
             }

@@ -232,7 +232,7 @@ impl Mempool {
     /// its signature is verified and outside the ordered admit step.
     fn check_work(&self, tx: &DecodedTx, params: &Params) -> Result<(), TxError> {
         let (signer, _) = self.signer(&tx.signer)?;
-        super::execute::retired_refused(&tx.signer, signer.acting)?;
+        signer.acting.signing_name(&tx.signer)?;
         super::execute::check_work(&params.storage, tx, signer.sponsored)?;
         Ok(())
     }
@@ -330,7 +330,7 @@ impl Mempool {
     /// Admits `tx` on `known`, its signer's entry, under the view's lock.
     fn admit_at(&self, v: &mut View, tx: &DecodedTx, known: Signer) -> Result<(), TxError> {
         // again here: a Commit since the decode may have retired the key
-        super::execute::retired_refused(&tx.signer, known.acting)?;
+        known.acting.signing_name(&tx.signer)?;
         if tx.nonce != known.next {
             return Err(TxError::Nonce {
                 signer: tx.signer_hex(),

@@ -43,6 +43,20 @@ impl Acting {
             Acting::For(op) | Acting::Retired(op) => op,
         }
     }
+
+    /// The name `key` signs under, unless a rotation retired it.
+    ///
+    /// # Errors
+    /// `OperatorKeyRetired`.
+    pub fn signing_name(self, key: &[u8; 32]) -> Result<[u8; 32], TxError> {
+        match self {
+            Acting::Retired(op) => Err(TxError::OperatorKeyRetired {
+                signer: hex::encode(key),
+                operator: hex::encode(op),
+            }),
+            other => Ok(other.name(key)),
+        }
+    }
 }
 
 pub trait ValidatorSigningRead: StateRead {
@@ -76,13 +90,7 @@ impl<T: StateRead + ?Sized> ValidatorSigningRead for T {}
 /// # Errors
 /// `OperatorKeyRetired`; a store fault.
 pub fn refuse_retired<S: StateRead + ?Sized>(state: &S, key: &[u8; 32]) -> Result<(), TxError> {
-    match state.acting(key)? {
-        Acting::Retired(op) => Err(TxError::OperatorKeyRetired {
-            signer: hex::encode(key),
-            operator: hex::encode(op),
-        }),
-        _ => Ok(()),
-    }
+    state.acting(key)?.signing_name(key).map(|_| ())
 }
 
 pub trait ValidatorSigningWrite: StateWrite {
