@@ -14,6 +14,12 @@ PACKAGES=(
     curl
     flac
     prometheus # promtool and the server check deploy/prometheus and deploy/grafana
+    # The script guest (guest/build.sh): QuickJS-ng for wasm32-wasi. Pinned to
+    # Debian's versions by guest/toolchain.txt.
+    clang-14
+    lld-14
+    wasi-libc
+    libclang-rt-14-dev-wasm32
 )
 
 # Concurrent runs (parallel tests each bringing up a localnet) take turns,

@@ -90,6 +90,7 @@ pub mod par;
 pub mod proof;
 pub mod proto;
 pub mod replica;
+pub mod script;
 pub mod snapshot;
 pub mod store;
 pub mod tx;

@@ -23,6 +23,7 @@ pub mod release;
 mod reset;
 mod rights;
 mod rights_query;
+mod script;
 mod transcode_worker;
 mod tx;
 mod verify;
@@ -87,6 +88,10 @@ pub enum Command {
     /// DDEX ERN 4.3 releases: import a NewReleaseMessage and publish it.
     #[command(subcommand)]
     Release(release::ReleaseCmd),
+    /// The script engine on this machine: `stave script run FILE`, a dry
+    /// run that prints a call's result and fuel.
+    #[command(subcommand)]
+    Script(script::ScriptCmd),
     /// Send signed txs at a fixed rate and measure commit latency.
     Loadtest(loadtest::LoadtestArgs),
     /// Transcode one audio file to FLAC under resource limits (the child
@@ -156,6 +161,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Local(c) => local_kv::run(c, out).await,
         Command::Content(c) => content::run(c, out).await,
         Command::Release(c) => release::run(c, out).await,
+        Command::Script(c) => script::run(c, out),
         Command::Loadtest(a) => loadtest::run(a, out).await,
         Command::TranscodeWorker(_) => Ok(()),
     }

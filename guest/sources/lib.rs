@@ -1,0 +1,1 @@
+//! Empty: this package exists only to pin and fetch the QuickJS-ng sources.
