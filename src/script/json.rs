@@ -36,8 +36,12 @@ pub fn canonical(value: &Value) -> Result<String, JsonError> {
 
 /// Parses JSON text and returns its canonical form.
 pub fn canonicalize(text: &str) -> Result<String, JsonError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| JsonError::Parse(e.to_string()))?;
-    canonical(&value)
+    canonical(&parse(text)?)
+}
+
+/// Parses JSON text (serde_json's own limits: nesting to 128).
+pub fn parse(text: &str) -> Result<Value, JsonError> {
+    serde_json::from_str(text).map_err(|e| JsonError::Parse(e.to_string()))
 }
 
 fn write(value: &Value, out: &mut String, depth: usize) -> Result<(), JsonError> {
